@@ -188,3 +188,40 @@ describe("loadMathTasks", () => {
     await expect(loadMathTasks(dup)).rejects.toThrow(/duplicate task id "a"/);
   });
 });
+
+describe("PRM800K rows", () => {
+  const file = new URL("../fixtures/prm800k.jsonl", import.meta.url).pathname;
+
+  it("loads one task per distinct problem, gold from question.ground_truth_answer", async () => {
+    const tasks = await loadMathTasks(file);
+    expect(tasks).toHaveLength(2);
+    expect(tasks[0]!.groundTruth).toEqual({ kind: "math", answer: "28,\\!800" });
+    expect(tasks[0]!.id).toMatch(/^prm800k-[0-9a-f]{8}$/);
+    expect(tasks[0]!.meta).toEqual({ dataset: "prm800k" });
+    expect(tasks[1]!.groundTruth).toEqual({ kind: "math", answer: "\\frac{7}{8}" });
+  });
+
+  it("falls back to the \\boxed{} of ground_truth_solution, and names the field when neither is there", () => {
+    const t = parseMathRow({ question: { problem: "p", ground_truth_solution: "so $\\boxed{5}$" }, label: {} });
+    expect(t.groundTruth).toEqual({ kind: "math", answer: "5" });
+    const e = datasetError(() => parseMathRow({ question: { problem: "p" }, label: {} }, "f.jsonl:3"));
+    expect(e.message).toContain("f.jsonl:3");
+    expect(e.message).toContain("ground_truth_answer");
+  });
+
+  it("refuses two rows of one problem with different gold answers", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "prm-"));
+    const a = { question: { problem: "same", ground_truth_answer: "1" }, label: {} };
+    const b = { question: { problem: "same", ground_truth_answer: "2" }, label: {} };
+    await writeFile(join(dir, "x.jsonl"), `${JSON.stringify(a)}\n${JSON.stringify(b)}\n`);
+    await expect(loadMathTasks(join(dir, "x.jsonl"))).rejects.toThrow(/x\.jsonl:2.*ground_truth_answer/);
+    await rm(dir, { recursive: true, force: true });
+  });
+});
+
+describe("the reference policy", () => {
+  it("declares itself an oracle (it reads the gold answer)", async () => {
+    const { mathReferencePolicy } = await import("./reference-policy.js");
+    expect(mathReferencePolicy().oracle).toBe(true);
+  });
+});

@@ -19,6 +19,9 @@ import { parseNumericAnswer } from "./numbers.js";
  * - Hendrycks MATH: `{problem, level, type, solution}` — the gold answer is the last `\boxed{…}` of `solution`, read
  *   as the official evaluation does; MATH-500 style rows (`{problem, solution, answer, subject, level, unique_id}`)
  *   are read the same way (`answer` is used only when there is no `solution`);
+ * - PRM800K (openai/prm800k `data/phase{1,2}_{train,test}.jsonl`): `{labeler, timestamp, generation, …, question:
+ *   {problem, ground_truth_solution, ground_truth_answer, pre_generated_steps?, pre_generated_answer?}, label}` —
+ *   one task per distinct problem (the files hold many labelled solutions of each), gold `ground_truth_answer`;
  * - plain rows `{prompt | messages, ground_truth}`: a numeric ground truth is scored like arithmetic, any other
  *   string like MATH (a `\boxed{…}` in it is unwrapped first).
  */
@@ -54,7 +57,25 @@ export const mathRowSchema = z
     path: ["solution"],
   });
 
-export type RowKind = "arithmetic" | "math" | "plain";
+/** A PRM800K labelled-solution row: only `question` matters for a task. */
+export const prm800kRowSchema = z
+  .object({
+    question: z
+      .object({
+        problem: z.string().min(1),
+        ground_truth_solution: z.string().nullish(),
+        ground_truth_answer: z.union([z.string().min(1), z.number()]).nullish(),
+      })
+      .passthrough()
+      .refine((q) => (q.ground_truth_answer ?? null) !== null || (q.ground_truth_solution ?? null) !== null, {
+        message: "a PRM800K row needs question.ground_truth_answer (or a ground_truth_solution with \\boxed{…})",
+        path: ["ground_truth_answer"],
+      }),
+    label: z.unknown().optional(),
+  })
+  .passthrough();
+
+export type RowKind = "arithmetic" | "math" | "prm800k" | "plain";
 
 /** Which shape a raw row has; throws a DatasetError when it is none of them. */
 export function detectRowKind(row: unknown, where?: string): RowKind {
@@ -62,11 +83,13 @@ export function detectRowKind(row: unknown, where?: string): RowKind {
     throw new DatasetError(`a row must be a JSON object, got ${Array.isArray(row) ? "an array" : typeof row}`, where);
   }
   if ("ground_truth" in row) return "plain";
+  if ("question" in row && "label" in row) return "prm800k";
   if ("problem" in row || "solution" in row) return "math";
   if ("task" in row || "answer" in row) return "arithmetic";
   if ("prompt" in row || "messages" in row) return "plain";
   throw new DatasetError(
-    "unrecognised row: expected {task, answer} (arithmetic), {problem, level, type, solution} (MATH) or {prompt, ground_truth}",
+    "unrecognised row: expected {task, answer} (arithmetic), {problem, level, type, solution} (MATH), " +
+      "{question: {problem, ground_truth_answer}, label} (PRM800K) or {prompt, ground_truth}",
     where,
     "(row)",
   );
@@ -132,6 +155,21 @@ export function parseMathRow(row: unknown, where?: string, fallbackId?: string):
       meta,
     };
   }
+  if (kind === "prm800k") {
+    const q = parseWithSchema(prm800kRowSchema, row, where).question;
+    let answer: string | null =
+      q.ground_truth_answer !== undefined && q.ground_truth_answer !== null ? String(q.ground_truth_answer) : null;
+    if (answer === null && q.ground_truth_solution) answer = officialBoxedAnswer(q.ground_truth_solution);
+    if (answer === null) {
+      throw new DatasetError("no ground_truth_answer and no \\boxed{…} in ground_truth_solution", where, "question");
+    }
+    return {
+      id: fallbackId ?? `prm800k-${stableHash(q.problem)}`,
+      prompt: q.problem,
+      groundTruth: { kind: "math", answer },
+      meta: { dataset: "prm800k" },
+    };
+  }
   const plain = parsePlainRow(row, where, "row");
   const gt = plain.groundTruth;
   let groundTruth: MathGold;
@@ -158,7 +196,7 @@ export function parseMathRow(row: unknown, where?: string, fallbackId?: string):
   };
 }
 
-const PREFIX: Record<RowKind, string> = { arithmetic: "arith", math: "math", plain: "row" };
+const PREFIX: Record<Exclude<RowKind, "prm800k">, string> = { arithmetic: "arith", math: "math", plain: "row" };
 
 /** The fixture files shipped with the package. */
 export const FIXTURES = {
@@ -174,13 +212,36 @@ export function parseSubset(value: unknown, what = "subset"): Subset {
   throw new DatasetError(`${what} must be "all", "arithmetic" or "math", got ${JSON.stringify(value)}`);
 }
 
-/** Rows of a file: ids are the row's own, else `<kind>-<n>` (n = 1-based row number in the file). */
+/**
+ * Rows of a file: ids are the row's own, else `<kind>-<n>` (n = 1-based row number in the file). PRM800K rows become
+ * one task per distinct problem (`prm800k-<hash of the problem>`); its later rows must agree on the gold answer.
+ */
 async function loadFile(path: string): Promise<MathTask[]> {
   const rows = await readRows(path);
-  return rows.map((r, k) => {
+  const out: MathTask[] = [];
+  const problems = new Map<string, string>();
+  rows.forEach((r, k) => {
     const kind = detectRowKind(r.row, r.where);
-    return parseMathRow(r.row, r.where, `${PREFIX[kind]}-${k + 1}`);
+    if (kind !== "prm800k") {
+      out.push(parseMathRow(r.row, r.where, `${PREFIX[kind]}-${k + 1}`));
+      return;
+    }
+    // PRM800K files hold many labelled solutions per problem: one task per distinct problem
+    const t = parseMathRow(r.row, r.where);
+    const answer = t.groundTruth.kind === "math" ? t.groundTruth.answer : t.groundTruth.text;
+    const seen = problems.get(t.id);
+    if (seen === undefined) {
+      problems.set(t.id, answer);
+      out.push(t);
+    } else if (seen !== answer) {
+      throw new DatasetError(
+        `the same problem appears earlier with ground_truth_answer ${JSON.stringify(seen)}, here ${JSON.stringify(answer)}`,
+        r.where,
+        "question.ground_truth_answer",
+      );
+    }
   });
+  return out;
 }
 
 /** A folder as the MATH release lays it out (`test/<type>/<n>.json`, one problem a file): ids are relative paths. */

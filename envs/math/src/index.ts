@@ -28,7 +28,14 @@ export {
 export { latexToExpression, latexToNumber, numericAnswer, numericallyEqual } from "./latex-number.js";
 export { ARITHMETIC_TOLERANCE, numbersMatch, parseNumericAnswer } from "./numbers.js";
 export { expressionOf, mathReferencePolicy, referenceCalculation } from "./reference-policy.js";
-export { hasAnswerFormat, type MathRewards, modelAnswer, REWARD_WEIGHTS, scoreCompletion } from "./reward.js";
+export {
+  hasAnswerFormat,
+  type MathRewards,
+  modelAnswer,
+  prm800kAnswer,
+  REWARD_WEIGHTS,
+  scoreCompletion,
+} from "./reward.js";
 export { calculatorTool } from "./tools.js";
 
 export const ARITHMETIC_SYSTEM_PROMPT =

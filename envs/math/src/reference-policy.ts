@@ -35,28 +35,33 @@ function promptOf(task: MathTask): string {
 }
 
 /**
- * The reference policy (an oracle for the fixtures): arithmetic — calls the calculator on the task's expression and
+ * The reference policy — an oracle (`oracle: true`): it reads the gold answer, so the CLI runs it only on the fixtures
+ * unless told otherwise. Arithmetic — calls the calculator on the task's expression and
  * answers `<answer>result</answer>`; MATH — checks the gold answer with the calculator where it is a computation,
  * then answers `<answer>\boxed{gold}</answer>`.
  */
 export function mathReferencePolicy(): Policy {
-  return scriptedPolicy<MathTask>("math-reference", ({ task, turn, messages }) => {
-    const gold = task.groundTruth;
-    if (gold.kind === "arithmetic") {
-      if (turn === 0)
-        return { calls: [{ name: "calculator", arguments: { expression: expressionOf(promptOf(task)) } }] };
-      const result = lastToolResults(messages)[0] ?? "";
-      // a prompt the calculator cannot read (free text) falls back to the gold number
-      const answer = parseNumericAnswer(result) !== undefined ? result : gold.text;
-      return { answer: `The calculator gives ${result}.\n<answer>${answer}</answer>` };
-    }
-    if (turn === 0) {
-      const expression = referenceCalculation(gold.answer);
-      if (expression !== undefined) {
-        return { text: "Let me check the value.", calls: [{ name: "calculator", arguments: { expression } }] };
+  return scriptedPolicy<MathTask>(
+    "math-reference",
+    ({ task, turn, messages }) => {
+      const gold = task.groundTruth;
+      if (gold.kind === "arithmetic") {
+        if (turn === 0)
+          return { calls: [{ name: "calculator", arguments: { expression: expressionOf(promptOf(task)) } }] };
+        const result = lastToolResults(messages)[0] ?? "";
+        // a prompt the calculator cannot read (free text) falls back to the gold number
+        const answer = parseNumericAnswer(result) !== undefined ? result : gold.text;
+        return { answer: `The calculator gives ${result}.\n<answer>${answer}</answer>` };
       }
-    }
-    const check = turn > 0 ? ` (the calculator gives ${lastToolResults(messages)[0] ?? "?"})` : "";
-    return { answer: `The final answer is${check}:\n<answer>\\boxed{${gold.answer}}</answer>` };
-  });
+      if (turn === 0) {
+        const expression = referenceCalculation(gold.answer);
+        if (expression !== undefined) {
+          return { text: "Let me check the value.", calls: [{ name: "calculator", arguments: { expression } }] };
+        }
+      }
+      const check = turn > 0 ? ` (the calculator gives ${lastToolResults(messages)[0] ?? "?"})` : "";
+      return { answer: `The final answer is${check}:\n<answer>\\boxed{${gold.answer}}</answer>` };
+    },
+    { oracle: true },
+  );
 }

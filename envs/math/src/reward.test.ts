@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { MathGold } from "./dataset.js";
 import { latexToNumber, numericallyEqual } from "./latex-number.js";
 import { numbersMatch, parseNumericAnswer } from "./numbers.js";
-import { hasAnswerFormat, modelAnswer, scoreCompletion } from "./reward.js";
+import { hasAnswerFormat, modelAnswer, prm800kAnswer, scoreCompletion } from "./reward.js";
 
 const arith = (value: number, text = String(value)): MathGold => ({ kind: "arithmetic", value, text });
 const math = (answer: string): MathGold => ({ kind: "math", answer });
@@ -163,5 +163,43 @@ describe("the LaTeX-to-number evaluator", () => {
     expect(numericallyEqual("(1, \\frac12)", "\\left(1,0.5\\right)")).toBe(true);
     expect(numericallyEqual("[1, 2]", "(1, 2)")).toBe(false);
     expect(numericallyEqual("1, 2", "1, 2, 3")).toBe(false);
+  });
+});
+
+describe("PRM800K answers and thousands separators", () => {
+  it("reads the answer after a final `# Answer` heading", () => {
+    expect(prm800kAnswer("So the total is 28800.\n\n# Answer\n\n28800")).toBe("28800");
+    expect(prm800kAnswer("# Answer\n\n\\frac{7}{8}\n")).toBe("\\frac{7}{8}");
+    expect(prm800kAnswer("# Answer\n\n28800\n\nthen more text")).toBeUndefined();
+    expect(prm800kAnswer("no heading 28800")).toBeUndefined();
+    expect(modelAnswer("steps\n\n# Answer\n\n28800", "math")).toBe("28800");
+    expect(modelAnswer("steps\n\n# Answer\n\n41", "arithmetic")).toBe("41");
+    // a \boxed{} or <answer> tag still wins, as before
+    expect(modelAnswer("\\boxed{3}\n\n# Answer\n\n4", "math")).toBe("3");
+    expect(hasAnswerFormat("# Answer\n\n4")).toBe(true);
+  });
+
+  it("scores a PRM800K completion against its gold: correct stays Hendrycks-strict, symbolic reads separators", () => {
+    const gold = { kind: "math" as const, answer: "28,\\!800" };
+    // Hendrycks' _strip_string removes "\!" but keeps the comma: "28,800" is equivalent, "28800" is not
+    expect(scoreCompletion("…\n\n# Answer\n\n28,800", gold)).toEqual({ correct: 1, symbolic: 1, format: 1 });
+    expect(scoreCompletion("…\n\n# Answer\n\n28800", gold)).toEqual({ correct: 0, symbolic: 1, format: 1 });
+    expect(scoreCompletion("…\n\n# Answer\n\n2412", gold)).toEqual({ correct: 0, symbolic: 0, format: 1 });
+  });
+
+  it("symbolic equality handles thousands separators both ways", () => {
+    const cases: [string, string][] = [
+      ["900,\\!000", "900000"],
+      ["900000", "900,\\!000"],
+      ["40{,}000", "40000"],
+      ["1,000,000.5", "1000000.5"],
+      ["\\$900,\\!000", "900000"],
+    ];
+    for (const [answer, gold] of cases) {
+      expect(scoreCompletion(`<answer>${answer}</answer>`, { kind: "math", answer: gold }).symbolic, answer).toBe(1);
+    }
+    // a tuple is not a thousands-separated number
+    expect(scoreCompletion("<answer>(1,000)</answer>", { kind: "math", answer: "1000" }).symbolic).toBe(0);
+    expect(scoreCompletion("<answer>1,00</answer>", { kind: "math", answer: "100" }).symbolic).toBe(0);
   });
 });

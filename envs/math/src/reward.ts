@@ -17,6 +17,7 @@ import { numbersMatch, parseNumericAnswer, stripMathDelimiters } from "./numbers
  * extraction gives for the whole completion (`remove_boxed(last_boxed_only_string(…))`, possibly nothing — e.g. for
  * `\fbox{…}` or `\boxed 5`); otherwise the content of the last `<answer>…</answer>` tag with one pair of `$…$` /
  * `\(…\)` removed. For arithmetic, the last `\boxed{…}` (or `\fbox{…}`) content if any, else the last `<answer>` tag.
+ * With neither, PRM800K's final-answer line is read: the text after the last `# Answer` heading (`…\n\n# Answer\n\n28800`).
  */
 export interface MathRewards {
   correct: number;
@@ -31,16 +32,28 @@ export const REWARD_WEIGHTS: Record<string, number> = { correct: 1 };
 export function modelAnswer(completion: string, kind: MathGold["kind"]): string | null {
   if (kind === "math") {
     if (completion.includes("\\boxed") || completion.includes("\\fbox")) return officialBoxedAnswer(completion);
-    const tag = extractAnswer(completion);
+    const tag = extractAnswer(completion) ?? prm800kAnswer(completion);
     return tag === undefined ? null : stripMathDelimiters(tag);
   }
   const boxed = lastBoxed(completion);
   if (boxed !== undefined) return boxed;
-  return extractAnswer(completion) ?? null;
+  return extractAnswer(completion) ?? prm800kAnswer(completion) ?? null;
+}
+
+const PRM800K_ANSWER = /(?:^|\n)# Answer[ \t]*\n+([^\n]*\S[^\n]*)\s*$/;
+
+/** PRM800K's final-answer format: the line after a last `# Answer` heading that ends the completion. */
+export function prm800kAnswer(completion: string): string | undefined {
+  const m = PRM800K_ANSWER.exec(completion);
+  return m ? m[1]!.trim() : undefined;
 }
 
 export function hasAnswerFormat(completion: string): boolean {
-  return extractAnswer(completion) !== undefined || lastBoxedOnlyString(completion) !== null;
+  return (
+    extractAnswer(completion) !== undefined ||
+    lastBoxedOnlyString(completion) !== null ||
+    prm800kAnswer(completion) !== undefined
+  );
 }
 
 /** Score one final completion against a task's gold answer. */

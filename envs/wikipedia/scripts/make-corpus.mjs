@@ -3,6 +3,8 @@
  * Deterministically generates the fixture world of @benchmax/env-wikipedia from structured facts:
  *   fixtures/corpus.jsonl          ≥ 150 fictional encyclopedia articles ({title, text, url}), cross-linked
  *   fixtures/hotpotqa.json         HotpotQA rows        {_id, question, answer, type, level, supporting_facts, context}
+ *   fixtures/hotpotqa-hf.jsonl     the same rows in the Hugging Face layout {id, …, supporting_facts: {title, sent_id},
+ *                                  context: {title, sentences}}
  *   fixtures/2wikimultihopqa.json  2WikiMultihopQA rows {_id, type, question, context, supporting_facts, evidences, answer}
  *   fixtures/musique.jsonl         MuSiQue rows         {id, paragraphs, question, question_decomposition, answer, answer_aliases, answerable}
  *   fixtures/bamboogle.json        Bamboogle rows       {Question, Answer}
@@ -910,6 +912,18 @@ const corpus = [...articles.values()].map((a) => ({ title: a.title, text: textOf
 const jsonl = (rows) => `${rows.map((r) => JSON.stringify(r)).join("\n")}\n`;
 writeFileSync(join(OUT, "corpus.jsonl"), jsonl(corpus));
 writeFileSync(join(OUT, "hotpotqa.json"), `${JSON.stringify(hotpot, null, 1)}\n`);
+// the Hugging Face `hotpot_qa` layout of the same rows (as `datasets` writes it with to_json): id, and column-wise
+// supporting_facts {title, sent_id} and context {title, sentences}
+const hotpotHf = hotpot.map((r) => ({
+  id: r._id,
+  question: r.question,
+  answer: r.answer,
+  type: r.type,
+  level: r.level,
+  supporting_facts: { title: r.supporting_facts.map(([t]) => t), sent_id: r.supporting_facts.map(([, i]) => i) },
+  context: { title: r.context.map(([t]) => t), sentences: r.context.map(([, s]) => s) },
+}));
+writeFileSync(join(OUT, "hotpotqa-hf.jsonl"), jsonl(hotpotHf));
 writeFileSync(join(OUT, "2wikimultihopqa.json"), `${JSON.stringify(twoWiki, null, 1)}\n`);
 writeFileSync(join(OUT, "musique.jsonl"), jsonl(musique));
 writeFileSync(join(OUT, "bamboogle.json"), `${JSON.stringify(bamboogle, null, 1)}\n`);

@@ -22,12 +22,50 @@ export interface WikiTask extends Task<string[]> {
     shape: DatasetShape;
     /** The titles of the supporting articles, where the row names them (never shown to the model). */
     supportingTitles?: string[];
+    /**
+     * The row's own paragraphs (HotpotQA / 2Wiki `context`, MuSiQue `paragraphs`): the search space of the
+     * distractor setting. Sentences are kept as given (HotpotQA's carry their leading spaces).
+     */
+    context?: ContextParagraph[];
+    /** Which layout the row came in: the original JSON, or the Hugging Face datasets layout. */
+    layout?: "original" | "hf";
     [key: string]: unknown;
   };
 }
 
+/** One paragraph of a row's context: an article title and its sentences. */
+export interface ContextParagraph {
+  title: string;
+  sentences: string[];
+}
+
 const contextSchema = z.array(z.tuple([z.string(), z.array(z.string())]));
 const supportingFactsSchema = z.array(z.tuple([z.string(), z.number().int()]));
+
+/** The Hugging Face layout's column-wise context: `{title: [..], sentences: [[..]]}` of equal length. */
+const hfContextSchema = z
+  .object({ title: z.array(z.string()), sentences: z.array(z.array(z.string())) })
+  .refine((c) => c.title.length === c.sentences.length, {
+    message: "context.title and context.sentences must have the same length",
+  });
+const hfSupportingFactsSchema = z
+  .object({ title: z.array(z.string()), sent_id: z.array(z.number().int()) })
+  .refine((f) => f.title.length === f.sent_id.length, {
+    message: "supporting_facts.title and supporting_facts.sent_id must have the same length",
+  });
+
+/** HotpotQA as the Hugging Face `hotpot_qa` dataset distributes it (distractor / fullwiki configs). */
+export const hotpotHfRowSchema = z
+  .object({
+    id: z.string().min(1),
+    question: z.string().min(1),
+    answer: z.string(),
+    type: z.string().optional(),
+    level: z.string().optional(),
+    supporting_facts: hfSupportingFactsSchema.optional(),
+    context: hfContextSchema.optional(),
+  })
+  .passthrough();
 
 /** HotpotQA (hotpot_dev_distractor_v1.json / fullwiki rows with an answer). */
 export const hotpotRowSchema = z
@@ -90,9 +128,16 @@ export function detectShape(row: unknown): DatasetShape | undefined {
   if ("golden_answers" in r) return "flashrag";
   if ("_id" in r && "evidences" in r) return "2wikimultihopqa";
   if ("_id" in r) return "hotpotqa";
+  if (isHfHotpot(r)) return "hotpotqa";
   if ("answer_aliases" in r || "question_decomposition" in r || "paragraphs" in r || "answerable" in r)
     return "musique";
   return undefined;
+}
+
+/** The Hugging Face layout: `id` (not `_id`) and column-wise `context` / `supporting_facts` objects. */
+function isHfHotpot(r: Record<string, unknown>): boolean {
+  const columnWise = (v: unknown) => !!v && typeof v === "object" && !Array.isArray(v) && "title" in v;
+  return "id" in r && "question" in r && "answer" in r && (columnWise(r.context) || columnWise(r.supporting_facts));
 }
 
 function hash(s: string): string {
@@ -131,18 +176,45 @@ export function parseWikiTask(row: unknown, where?: string): WikiTask {
   switch (shape) {
     case "hotpotqa":
     case "2wikimultihopqa": {
+      if (shape === "hotpotqa" && isHfHotpot(row as Record<string, unknown>)) {
+        const r = parseWithSchema(hotpotHfRowSchema, row, where);
+        const supportingTitles = r.supporting_facts ? unique(r.supporting_facts.title) : undefined;
+        const context = r.context?.title.map((title, i) => ({ title, sentences: r.context!.sentences[i]! }));
+        return {
+          id: r.id,
+          prompt: r.question,
+          groundTruth: [r.answer],
+          meta: {
+            shape,
+            layout: "hf",
+            type: r.type,
+            level: r.level,
+            ...(supportingTitles ? { supportingTitles } : {}),
+            ...(context ? { context } : {}),
+          },
+        };
+      }
       const r = parseWithSchema(shape === "hotpotqa" ? hotpotRowSchema : twoWikiRowSchema, row, where);
       const supportingTitles = r.supporting_facts ? unique(r.supporting_facts.map(([t]) => t)) : undefined;
+      const context = r.context?.map(([title, sentences]) => ({ title, sentences }));
       return {
         id: r._id,
         prompt: r.question,
         groundTruth: [r.answer],
-        meta: { shape, type: r.type, level: r.level, ...(supportingTitles ? { supportingTitles } : {}) },
+        meta: {
+          shape,
+          layout: "original",
+          type: r.type,
+          level: r.level,
+          ...(supportingTitles ? { supportingTitles } : {}),
+          ...(context ? { context } : {}),
+        },
       };
     }
     case "musique": {
       const r = parseWithSchema(musiqueRowSchema, row, where);
       const supportingTitles = r.paragraphs?.filter((p) => p.is_supporting).map((p) => p.title);
+      const context = r.paragraphs?.map((p) => ({ title: p.title, sentences: [p.paragraph_text] }));
       return {
         id: r.id,
         prompt: r.question,
@@ -151,6 +223,7 @@ export function parseWikiTask(row: unknown, where?: string): WikiTask {
           shape,
           answerable: r.answerable ?? true,
           ...(supportingTitles ? { supportingTitles: unique(supportingTitles) } : {}),
+          ...(context ? { context } : {}),
         },
       };
     }
@@ -184,7 +257,8 @@ export function parseWikiTask(row: unknown, where?: string): WikiTask {
     }
     default:
       throw new DatasetError(
-        "unrecognised row: expected HotpotQA {_id, question, answer}, 2WikiMultihopQA {_id, question, answer, evidences}, " +
+        "unrecognised row: expected HotpotQA {_id, question, answer} (or the Hugging Face layout {id, question, answer, " +
+          "context: {title, sentences}}), 2WikiMultihopQA {_id, question, answer, evidences}, " +
           "MuSiQue {id, question, answer, answer_aliases}, Bamboogle {Question, Answer}, FlashRAG {id, question, golden_answers} " +
           "or a plain {prompt, ground_truth} row",
         where,

@@ -10,6 +10,7 @@ import {
 } from "@benchmax/core";
 import type { WikiBackend } from "./backend.js";
 import { loadWikiTasks, parseWikiTask, type WikiTask } from "./dataset.js";
+import { distractorBackend } from "./distractor.js";
 import { LiveBackend, type LiveBackendOptions } from "./live-backend.js";
 import { OfflineBackend } from "./offline-backend.js";
 import { fixturesDir } from "./paths.js";
@@ -20,11 +21,13 @@ import { newWikiState, type WikiState, wikiTools } from "./tools.js";
 export * from "./backend.js";
 export * from "./corpus.js";
 export * from "./dataset.js";
+export * from "./distractor.js";
 export * from "./hotpot-eval.js";
 export * from "./html-text.js";
 export * from "./live-backend.js";
 export * from "./mock-mediawiki.js";
 export * from "./offline-backend.js";
+export * from "./ranking.js";
 export * from "./reference-policy.js";
 export * from "./reward.js";
 export * from "./tools.js";
@@ -33,6 +36,11 @@ export * from "./tools.js";
 export const FIXTURE_CORPUS = join(fixturesDir, "corpus.jsonl");
 
 export interface WikiEnvOptions extends Omit<LiveBackendOptions, "baseUrl"> {
+  /**
+   * "fullwiki" (default): search the whole backend (offline corpus or live wiki). "distractor": each task searches
+   * only its own context paragraphs (HotpotQA's distractor setting) — no corpus, dump or network needed.
+   */
+  setting?: "fullwiki" | "distractor";
   /** "offline" (default): BM25 over `corpus`; "live": a MediaWiki at `baseUrl`. */
   backend?: "offline" | "live";
   /** Offline corpus: a JSONL file of {title, text, url?} or a folder of .txt/.md/.html (default: the fixture corpus). */
@@ -109,6 +117,7 @@ export function parseEnvOptions(raw: EnvOptions = {}): WikiEnvOptions {
   return {
     ...(raw as WikiEnvOptions),
     backend: (str(raw.backend, "backend") as WikiEnvOptions["backend"]) ?? "offline",
+    setting: (str(raw.setting, "setting") as WikiEnvOptions["setting"]) ?? "fullwiki",
     corpus: str(raw.corpus, "corpus"),
     baseUrl: str(raw.baseUrl, "baseUrl"),
     cacheDir: str(raw.cacheDir, "cacheDir"),
@@ -124,18 +133,26 @@ export function parseEnvOptions(raw: EnvOptions = {}): WikiEnvOptions {
 /** The wikipedia env: multi-hop QA through search + read tools, scored with the official HotpotQA metrics. */
 export async function createWikipediaEnv(options: EnvOptions = {}): Promise<Env<WikiTask>> {
   const opts = parseEnvOptions(options);
-  const backend = await createBackend(opts);
-  const getBackend = async () => backend;
+  if (opts.setting !== "fullwiki" && opts.setting !== "distractor") {
+    throw new UsageError(`wikipedia: setting must be "fullwiki" or "distractor", got "${String(opts.setting)}"`);
+  }
+  const distractor = opts.setting === "distractor";
+  // the distractor setting builds each rollout's backend from its task: no shared corpus to load
+  const backend = distractor ? undefined : await createBackend(opts);
+  const getBackend = async (state: WikiState) => (state.backend ?? backend)!;
   return defineEnv<WikiTask, WikiState>({
     name: "wikipedia",
     description,
     systemPrompt: SYSTEM_PROMPT,
     tools: wikiTools(getBackend),
-    initState: () => newWikiState(),
+    initState: (task) => (distractor ? { ...newWikiState(), backend: distractorBackend(task) } : newWikiState()),
+    // children share the parent's read-only search space; counters start from the parent's
+    forkState: (state) => ({ ...state }),
     reward: ({ completion, task, state }) => {
       if (state.backendFailures > 0 && state.backendOk === 0) {
+        const kind = (state.backend ?? backend)?.kind ?? "offline";
         throw new InfraError(
-          `wikipedia: the ${backend.kind} backend was unavailable for the whole rollout (${state.backendFailures} failed calls; last: ${state.lastFailure})`,
+          `wikipedia: the ${kind} backend was unavailable for the whole rollout (${state.backendFailures} failed calls; last: ${state.lastFailure})`,
         );
       }
       return scoreAnswer(completion, task.groundTruth);
@@ -145,11 +162,11 @@ export async function createWikipediaEnv(options: EnvOptions = {}): Promise<Env<
     loadTasks: (source, o) => loadWikiTasks(source ?? opts.dataset, o),
     referencePolicy: wikiReferencePolicy,
     rolloutMetadata: (_id, state) => ({
-      backend: backend.kind,
+      backend: distractor ? "distractor" : backend!.kind,
       backendOk: state.backendOk,
       backendFailures: state.backendFailures,
     }),
-    close: () => backend.close?.(),
+    close: () => backend?.close?.(),
   });
 }
 

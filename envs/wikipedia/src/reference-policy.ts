@@ -40,40 +40,46 @@ function resultTitles(out: string): string[] {
 const SEARCH_LIMIT = 10;
 
 /**
- * The reference policy: for each hop it searches, checks the expected article is among the results, reads it,
+ * The reference policy — an oracle (`oracle: true`): it knows each fixture's hop chain and answer, and elsewhere
+ * reads the row's supporting titles and gold answer, so the CLI runs it only on the fixtures unless told otherwise.
+ * For each hop it searches, checks the expected article is among the results, reads it,
  * and finally answers. On fixture questions it also checks that the articles it read state the answer, so a
  * broken fixture fails loudly (→ infra_error of the policy) instead of scoring 0.
  * Turn 2k searches hop k, turn 2k+1 reads it; after the last hop it answers.
  */
 export function wikiReferencePolicy(): Policy {
-  return scriptedPolicy<WikiTask>("wikipedia-reference", ({ task, turn, messages }) => {
-    const plan = planFor(task);
-    const hop = Math.floor(turn / 2);
-    const last = lastToolResults(messages);
-    if (turn > 0 && last.length === 0) throw new Error(`turn ${turn}: expected a tool result`);
-    if (turn % 2 === 1) {
-      const h = plan.hops[hop]!;
-      const titles = resultTitles(last[0] ?? "");
-      if (h.title && !titles.includes(h.title)) {
-        if (plan.known)
-          throw new Error(`hop ${hop + 1}: "${h.title}" not in the results for "${h.query}": ${titles.join(" | ")}`);
+  return scriptedPolicy<WikiTask>(
+    "wikipedia-reference",
+    ({ task, turn, messages }) => {
+      const plan = planFor(task);
+      const hop = Math.floor(turn / 2);
+      const last = lastToolResults(messages);
+      if (turn > 0 && last.length === 0) throw new Error(`turn ${turn}: expected a tool result`);
+      if (turn % 2 === 1) {
+        const h = plan.hops[hop]!;
+        const titles = resultTitles(last[0] ?? "");
+        if (h.title && !titles.includes(h.title)) {
+          if (plan.known)
+            throw new Error(`hop ${hop + 1}: "${h.title}" not in the results for "${h.query}": ${titles.join(" | ")}`);
+        }
+        const title = h.title && titles.includes(h.title) ? h.title : (titles[0] ?? h.title);
+        if (!title) return { answer: `<answer>${plan.answer}</answer>` };
+        return { calls: [{ name: "get_wikipedia_article", arguments: { title } }] };
       }
-      const title = h.title && titles.includes(h.title) ? h.title : (titles[0] ?? h.title);
-      if (!title) return { answer: `<answer>${plan.answer}</answer>` };
-      return { calls: [{ name: "get_wikipedia_article", arguments: { title } }] };
-    }
-    if (hop < plan.hops.length) {
-      return {
-        calls: [{ name: "search_wikipedia", arguments: { query: plan.hops[hop]!.query, limit: SEARCH_LIMIT } }],
-      };
-    }
-    if (plan.known && !["yes", "no"].includes(normalizeAnswer(plan.answer))) {
-      const read = messages
-        .filter((m) => m.role === "tool")
-        .map((m) => (typeof m.content === "string" ? m.content : ""))
-        .join("\n");
-      if (!read.includes(plan.answer)) throw new Error(`the articles read never state the answer "${plan.answer}"`);
-    }
-    return { answer: `The answer is <answer>${plan.answer}</answer>` };
-  });
+      if (hop < plan.hops.length) {
+        return {
+          calls: [{ name: "search_wikipedia", arguments: { query: plan.hops[hop]!.query, limit: SEARCH_LIMIT } }],
+        };
+      }
+      if (plan.known && !["yes", "no"].includes(normalizeAnswer(plan.answer))) {
+        const read = messages
+          .filter((m) => m.role === "tool")
+          .map((m) => (typeof m.content === "string" ? m.content : ""))
+          .join("\n");
+        if (!read.includes(plan.answer)) throw new Error(`the articles read never state the answer "${plan.answer}"`);
+      }
+      return { answer: `The answer is <answer>${plan.answer}</answer>` };
+    },
+    { oracle: true },
+  );
 }

@@ -7,6 +7,8 @@ export interface WikiState {
   backendOk: number;
   backendFailures: number;
   lastFailure?: string;
+  /** The rollout's own search space (the distractor setting's per-task paragraphs); shared by forked children. */
+  backend?: WikiBackend;
 }
 
 export const newWikiState = (): WikiState => ({ backendOk: 0, backendFailures: 0 });
@@ -63,8 +65,8 @@ const articleParams = z.object({
     .describe(`How many characters to return (default ${DEFAULT_PAGE_CHARS})`),
 });
 
-/** `search_wikipedia` and `get_wikipedia_article`, over whichever backend `backend()` gives. */
-export function wikiTools(backend: () => Promise<WikiBackend>) {
+/** `search_wikipedia` and `get_wikipedia_article`, over whichever backend `backend(state)` gives the rollout. */
+export function wikiTools(backend: (state: WikiState) => Promise<WikiBackend>) {
   const search = tool<WikiState, typeof searchParams>({
     name: "search_wikipedia",
     description:
@@ -72,7 +74,7 @@ export function wikiTools(backend: () => Promise<WikiBackend>) {
       "Use get_wikipedia_article to read an article.",
     parameters: searchParams,
     async execute({ query, limit }, { state, signal }) {
-      const b = await backend();
+      const b = await backend(state);
       const hits = await call(state, "search_wikipedia", () => b.search(query, limit ?? 5, signal));
       if (hits.length === 0) return `No results for "${query}". Try other keywords.`;
       const lines = hits.map((h, i) => `${i + 1}. ${h.title}\n   ${h.snippet}`);
@@ -87,7 +89,7 @@ export function wikiTools(backend: () => Promise<WikiBackend>) {
       "(a character position) to continue reading.",
     parameters: articleParams,
     async execute({ title, offset = 0, max_chars = DEFAULT_PAGE_CHARS }, { state, signal }) {
-      const b = await backend();
+      const b = await backend(state);
       const a = await call(state, "get_wikipedia_article", () => b.getArticle(title, signal));
       if (!a) {
         const close = await call(state, "get_wikipedia_article", () => b.suggest(title, 5, signal));
