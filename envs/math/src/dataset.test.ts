@@ -225,3 +225,12 @@ describe("the reference policy", () => {
     expect(mathReferencePolicy().oracle).toBe(true);
   });
 });
+
+describe("typed env options", () => {
+  it("an unknown option name fails and suggests the right one", async () => {
+    const mod = (await import("./index.js")).default;
+    expect(() => mod.createEnv({ subst: "math" } as never)).toThrow(/unknown option subst; did you mean subset\?/);
+    const env = mod.createEnv({ subset: "arithmetic" });
+    expect((await env.loadTasks!()).every((t) => t.groundTruth.kind === "arithmetic")).toBe(true);
+  });
+});

@@ -1,4 +1,5 @@
-import { defineEnv, defineEnvModule, type Env, type EnvModule, type EnvOptions } from "@benchmax/core";
+import { defineEnv, defineEnvModule, defineOptions, type Env, type EnvOptions } from "@benchmax/core";
+import { z } from "zod";
 import { loadMathTasks, type MathTask, parseMathRow, parseSubset, type Subset } from "./dataset.js";
 import { mathReferencePolicy } from "./reference-policy.js";
 import { REWARD_WEIGHTS, scoreCompletion } from "./reward.js";
@@ -74,10 +75,21 @@ export function createMathEnv(options: MathEnvOptions = {}): Env<MathTask> {
   });
 }
 
-const mathEnvModule: EnvModule<MathTask> = defineEnvModule<MathTask>({
+/** The options `--env-opt` (and `createEnv`) accept: an unknown name fails with "did you mean …?". */
+export const mathOptions = defineOptions(
+  z.object({
+    subset: z
+      .enum(["all", "arithmetic", "math"])
+      .optional()
+      .describe("which fixtures loadTasks() returns without a source (default all)"),
+  }),
+);
+
+const mathEnvModule = defineEnvModule({
   name: "math",
   description: "Calculator tool; arithmetic and MATH (Hendrycks) tasks scored like the official evaluation",
-  createEnv: (options) => createMathEnv(options as MathEnvOptions),
+  options: mathOptions,
+  createEnv: (options) => createMathEnv(options),
 });
 
 export default mathEnvModule;

@@ -141,3 +141,16 @@ describe("the reference policy", () => {
     expect(wikiReferencePolicy().oracle).toBe(true);
   });
 });
+
+describe("typed env options", () => {
+  it("an unknown option name fails and suggests the right one", async () => {
+    const mod = (await import("./index.js")).default;
+    await expect(async () => mod.createEnv({ datset: "x" } as never)).rejects.toThrow(
+      /unknown option datset; did you mean dataset\?/,
+    );
+    await expect(async () => mod.createEnv({ setting: "distracter" } as never)).rejects.toThrow(/setting/);
+    const env = await mod.createEnv({ setting: "distractor" });
+    expect(env.name).toBe("wikipedia");
+    await env.close();
+  });
+});

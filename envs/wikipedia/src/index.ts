@@ -2,12 +2,13 @@ import { join } from "node:path";
 import {
   defineEnv,
   defineEnvModule,
+  defineOptions,
   type Env,
-  type EnvModule,
   type EnvOptions,
   InfraError,
   UsageError,
 } from "@benchmax/core";
+import { z } from "zod";
 import type { WikiBackend } from "./backend.js";
 import { loadWikiTasks, parseWikiTask, type WikiTask } from "./dataset.js";
 import { distractorBackend } from "./distractor.js";
@@ -174,10 +175,38 @@ const description =
   "Multi-hop question answering over Wikipedia (live MediaWiki API) or your own corpus (offline BM25); " +
   "HotpotQA / 2Wiki / MuSiQue / Bamboogle / FlashRAG rows; official HotpotQA exact match and F1.";
 
-const wikipedia: EnvModule<WikiTask> = defineEnvModule<WikiTask>({
+const count = z.number().min(0);
+
+/** The options `--env-opt` (and `createEnv`) accept: an unknown name fails with "did you mean …?". */
+export const wikiOptions = defineOptions(
+  z.object({
+    setting: z.enum(["fullwiki", "distractor"]).optional().describe("fullwiki (default) or distractor"),
+    backend: z.enum(["offline", "live"]).optional().describe("offline BM25 corpus (default) or a live MediaWiki"),
+    corpus: z.string().optional().describe("offline corpus: a JSONL file or a folder"),
+    baseUrl: z.string().optional().describe("live: the wiki's base URL"),
+    apiPath: z.string().optional(),
+    restPath: z.string().optional(),
+    cacheDir: z.string().optional().describe("live: on-disk response cache"),
+    dataset: z.string().optional().describe("default dataset for loadTasks()"),
+    userAgent: z.string().optional(),
+    concurrency: count.optional(),
+    retries: count.optional(),
+    retryBaseMs: count.optional(),
+    timeoutMs: count.optional(),
+    memoryCacheSize: count.optional(),
+    rewardWeights: z
+      .union([z.string(), z.record(z.string(), z.number())])
+      .optional()
+      .describe("exact_match=1,f1=0.5 or JSON"),
+    backendInstance: z.custom<WikiBackend>((v) => !!v && typeof v === "object").optional(),
+  }),
+);
+
+const wikipedia = defineEnvModule({
   name: "wikipedia",
   description,
-  createEnv: (options) => createWikipediaEnv(options),
+  options: wikiOptions,
+  createEnv: (options) => createWikipediaEnv(options as EnvOptions),
 });
 
 export default wikipedia;
