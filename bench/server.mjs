@@ -2,6 +2,8 @@
 // Server benchmarks (issue 8): tool-call throughput of `benchmax serve` on keep-alive loopback against a raw
 // node:http echo server and a FastAPI + uvicorn no-op step server measured in the same run, and the WebSocket
 // step latency. Each server runs in its own child process; one load generator drives them all the same way.
+// Issue 17 adds: whole-episode throughput (reset, three tool steps, final answer, reward) over HTTP and over WebSocket
+// against a FastAPI + uvicorn server running the same episodes, and POST /mcp tools/call against the node:http echo.
 // Prints one JSON line on stdout (bench/README.md).
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
@@ -103,6 +105,300 @@ function findFastapiPython() {
   return undefined;
 }
 
+// ---------------------------------------------------------------------------------------------- whole episodes
+// The same episode on both servers: reset → three replies each with one Hermes <tool_call> of the no-op tool → a
+// final answer without a call, scored by exact match on <answer>. benchmax runs it through its engine (core's
+// Episode); the FastAPI app is the least a Python server does for it (a dict of episodes, a regex, json.loads).
+const FASTAPI_EPISODES = `
+import json, re, sys, uuid
+from fastapi import FastAPI, WebSocket, WebSocketDisconnect
+from fastapi.responses import JSONResponse
+import uvicorn
+
+app = FastAPI()
+episodes = {}
+CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.S)
+ANSWER = re.compile(r"<answer>(.*?)</answer>", re.S)
+TASK = {"id": "t", "prompt": "Say ok", "gold": "ok"}
+
+def reset(data):
+    eid = data.get("episode_id") or uuid.uuid4().hex
+    messages = [{"role": "system", "content": "Call noop, then answer."}, {"role": "user", "content": TASK["prompt"]}]
+    episodes[eid] = {"messages": messages, "steps": 0}
+    return {"observation": {"episode_id": eid, "messages": messages}, "reward": None, "done": False}
+
+def step(eid, action):
+    ep = episodes.get(eid)
+    if ep is None:
+        return None
+    text = action.get("content") or ""
+    ep["messages"].append({"role": "assistant", "content": text})
+    ep["steps"] += 1
+    calls = CALL.findall(text)
+    if calls:
+        results = []
+        for i, c in enumerate(calls):
+            call = json.loads(c)
+            out = "ok" if call.get("name") == "noop" else "Error: unknown tool"
+            msg = {"role": "tool", "tool_call_id": "c%d" % i, "name": call.get("name"), "content": out}
+            ep["messages"].append(msg)
+            results.append({"tool_call_id": msg["tool_call_id"], "tool_name": msg["name"], "result": out})
+        return {"observation": {"tool_results": results}, "reward": None, "done": False}
+    m = ANSWER.findall(text)
+    reward = 1.0 if m and m[-1].strip() == TASK["gold"] else 0.0
+    del episodes[eid]
+    return {"observation": {"rewards": {"exact_match": reward}}, "reward": reward, "done": True}
+
+@app.post("/reset")
+async def http_reset(body: dict):
+    return reset(body)
+
+@app.post("/step")
+async def http_step(body: dict):
+    out = step(body.get("episode_id"), body.get("action") or {})
+    return out if out is not None else JSONResponse({"detail": "unknown episode"}, status_code=404)
+
+@app.websocket("/ws")
+async def ws(socket: WebSocket):
+    await socket.accept()
+    eid = None
+    try:
+        while True:
+            msg = json.loads(await socket.receive_text())
+            if msg.get("type") == "reset":
+                out = reset(msg.get("data") or {})
+                eid = out["observation"]["episode_id"]
+            else:
+                out = step(eid, msg.get("data") or {})
+            await socket.send_text(json.dumps({"type": "observation", "data": out}))
+    except WebSocketDisconnect:
+        pass
+
+if __name__ == "__main__":
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False, ws="wsproto")
+`;
+
+const TOOL_REPLY = '<tool_call>\n{"name": "noop", "arguments": {"x": 1}}\n</tool_call>';
+const FINAL_REPLY = "<answer>ok</answer>";
+
+async function childEpisodes() {
+  const { serveEnv } = await import("@benchmax/server");
+  const live = new Set();
+  const result = { content: "ok", isError: false };
+  const env = {
+    name: "noop",
+    systemPrompt: "Call noop, then answer.",
+    rewardWeights: { exact_match: 1 },
+    listTools: () => [
+      { name: "noop", description: "no-op", parameters: { type: "object", properties: { x: { type: "number" } } } },
+    ],
+    init: async (id) => void live.add(id),
+    runTool: async (id) => {
+      if (!live.has(id)) throw new Error("unknown rollout");
+      return result;
+    },
+    computeReward: async (_id, messages) => {
+      const last = messages.at(-1)?.content ?? "";
+      return { exact_match: /<answer>\s*ok\s*<\/answer>/.test(last) ? 1 : 0 };
+    },
+    release: async (id) => void live.delete(id),
+    close: async () => {},
+    loadTasks: async () => [{ id: "t", prompt: "Say ok", groundTruth: "ok" }],
+  };
+  const s = await serveEnv(env, { port: 0, token: "bench-token", maxRollouts: 100_000 });
+  process.send?.({ port: s.port });
+}
+
+async function startFastapiEpisodes(py) {
+  const dir = mkdtempSync(join(tmpdir(), "bmx-fastapi-ep-"));
+  const file = join(dir, "episodes.py");
+  writeFileSync(file, FASTAPI_EPISODES);
+  const port = await freePort();
+  const child = spawn(py, [file, String(port)], { stdio: ["ignore", "ignore", "inherit"] });
+  for (let i = 0; i < 100; i++) {
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}/reset`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      });
+      if (r.ok) return { port, stop: () => stopChild(child) };
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill("SIGTERM");
+  throw new Error("uvicorn (episodes) did not start");
+}
+
+/**
+ * A keep-alive HTTP/1.1 client on one raw socket (Content-Length framing, one request at a time), so the load
+ * generator costs little CPU and the servers are what is measured.
+ */
+async function rawHttpClient(port, headers) {
+  const sock = await new Promise((resolve, reject) => {
+    const s = connect(port, "127.0.0.1", () => resolve(s));
+    s.setNoDelay(true);
+    s.once("error", reject);
+  });
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join("");
+  let buf = Buffer.alloc(0);
+  let waiting;
+  sock.on("data", (chunk) => {
+    buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
+    const end = buf.indexOf("\r\n\r\n");
+    if (end < 0 || !waiting) return;
+    const head = buf.subarray(0, end).toString("latin1");
+    const m = /content-length: *(\d+)/i.exec(head);
+    const total = end + 4 + (m ? Number(m[1]) : 0);
+    if (buf.length < total) return;
+    const body = buf.subarray(end + 4, total).toString("utf8");
+    buf = buf.subarray(total);
+    const w = waiting;
+    waiting = undefined;
+    if (!head.startsWith("HTTP/1.1 200")) w.reject(new Error(`${head.split("\r\n")[0]} ${body}`));
+    else w.resolve(JSON.parse(body));
+  });
+  return {
+    post(path, body) {
+      const text = JSON.stringify(body);
+      return new Promise((resolve, reject) => {
+        waiting = { resolve, reject };
+        sock.write(
+          `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: keep-alive\r\nContent-Type: application/json\r\n` +
+            `Content-Length: ${Buffer.byteLength(text)}\r\n${extra}\r\n${text}`,
+        );
+      });
+    },
+    close: () => sock.destroy(),
+  };
+}
+
+/** One whole episode over HTTP: reset, three tool steps, the final answer (scored). */
+async function httpEpisode(client) {
+  const reset = await client.post("/reset", {});
+  const { episode_id, rollout_token } = reset.observation;
+  const step = (content) => client.post("/step", { episode_id, rollout_token, action: { type: "message", content } });
+  for (let i = 0; i < 3; i++) await step(TOOL_REPLY);
+  const fin = await step(FINAL_REPLY);
+  if (fin.done !== true || fin.reward !== 1) throw new Error(`episode not scored 1: ${JSON.stringify(fin)}`);
+}
+
+async function wsClientClass() {
+  const require = createRequire(fileURLToPath(import.meta.resolve("@benchmax/server")));
+  return (await import(pathToFileURL(require.resolve("ws")).href)).default;
+}
+
+/** A WebSocket session that runs whole episodes back to back. */
+async function wsEpisodes(WebSocket, port, headers) {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, { headers });
+  await once(ws, "open");
+  const waiters = [];
+  ws.on("message", (d) => waiters.shift()?.(JSON.parse(d.toString())));
+  const ask = (m) =>
+    new Promise((resolve) => {
+      waiters.push(resolve);
+      ws.send(JSON.stringify(m));
+    });
+  return {
+    async episode() {
+      await ask({ type: "reset", data: {} });
+      for (let i = 0; i < 3; i++) await ask({ type: "step", data: { type: "message", content: TOOL_REPLY } });
+      const fin = await ask({ type: "step", data: { type: "message", content: FINAL_REPLY } });
+      if (fin.data?.done !== true || fin.data?.reward !== 1)
+        throw new Error(`ws episode not scored 1: ${JSON.stringify(fin)}`);
+    },
+    close: () => ws.close(),
+  };
+}
+
+/** Whole episodes per second with `clients` concurrent clients running episodes back to back for `ms`. */
+async function episodesPerSecond(makeClient, clients, ms) {
+  const cs = await Promise.all(Array.from({ length: clients }, makeClient));
+  let count = 0;
+  let stop = false;
+  const loops = cs.map(async (c) => {
+    while (!stop) {
+      await c.episode();
+      count++;
+    }
+  });
+  await new Promise((r) => setTimeout(r, 100));
+  const c0 = count;
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, ms));
+  const n = count - c0;
+  const secs = (performance.now() - t0) / 1000;
+  stop = true;
+  await Promise.all(loops);
+  for (const c of cs) c.close?.();
+  return n / secs;
+}
+
+async function episodeBench(py, figures, round2) {
+  const EP_CLIENTS = Number(process.env.BENCH_EPISODE_CLIENTS ?? 16);
+  const bmx = await startChild("episodes");
+  let fast;
+  try {
+    fast = await startFastapiEpisodes(py);
+  } catch (e) {
+    await bmx.stop();
+    throw e;
+  }
+  const WebSocket = await wsClientClass();
+  const auth = { authorization: "Bearer bench-token" };
+  const kinds = {
+    benchmaxHttp: async () => {
+      const c = await rawHttpClient(bmx.port, auth);
+      return { episode: () => httpEpisode(c), close: c.close };
+    },
+    fastapiHttp: async () => {
+      const c = await rawHttpClient(fast.port, {});
+      return { episode: () => httpEpisode(c), close: c.close };
+    },
+    benchmaxWs: () => wsEpisodes(WebSocket, bmx.port, auth),
+    fastapiWs: () => wsEpisodes(WebSocket, fast.port, {}),
+  };
+  try {
+    const names = Object.keys(kinds);
+    for (const k of names) await episodesPerSecond(kinds[k], EP_CLIENTS, Math.min(WARMUP_MS, 1500));
+    const eps = Object.fromEntries(names.map((k) => [k, []]));
+    const rounds = Math.max(3, Math.floor(ROUNDS / 2));
+    for (let round = 0; round < rounds; round++) {
+      for (const k of names.map((_, i) => names[(i + round) % names.length])) {
+        eps[k].push(await episodesPerSecond(kinds[k], EP_CLIENTS, MEASURE_MS));
+      }
+      log(`episodes round ${round + 1}: ${names.map((k) => `${k} ${eps[k][round].toFixed(0)}`).join(", ")} episodes/s`);
+    }
+    const ratio = (a, b) => median(eps[a].map((x, i) => x / eps[b][i]));
+    for (const [transport, a, b] of [
+      ["HTTP", "benchmaxHttp", "fastapiHttp"],
+      ["WebSocket", "benchmaxWs", "fastapiWs"],
+    ]) {
+      const r = ratio(a, b);
+      figures.push({
+        id: `server.episode_${transport === "HTTP" ? "http" : "ws"}_vs_fastapi`,
+        label: `whole episodes/s over ${transport} (reset, 3 tool steps, final answer, reward; ${EP_CLIENTS} clients) vs FastAPI + uvicorn running the same episodes`,
+        value: Math.round(median(eps[a])),
+        unit: "episodes/s",
+        note: `medians of ${rounds} interleaved ${MEASURE_MS} ms rounds; benchmax drives each step through core's Episode engine with bearer + rollout token`,
+        goal: ">= 5x FastAPI + uvicorn",
+        pass: r >= 5,
+        baseline: {
+          label: `FastAPI + uvicorn (1 worker, ${transport === "HTTP" ? "HTTP" : "wsproto"})`,
+          value: Math.round(median(eps[b])),
+        },
+        ratio: round2(r),
+      });
+    }
+  } finally {
+    await Promise.all([bmx.stop(), fast.stop()]);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------- driver
 function stopChild(child) {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
@@ -171,12 +467,12 @@ function post(target, agent) {
 async function throughput(target, ms = MEASURE_MS) {
   const head =
     `POST ${target.path} HTTP/1.1\r\nHost: 127.0.0.1:${target.port}\r\nConnection: keep-alive\r\n` +
-    `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(BODY)}\r\n` +
+    `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(target.body ?? BODY)}\r\n` +
     Object.entries(target.headers)
       .map(([k, v]) => `${k}: ${v}\r\n`)
       .join("") +
     "\r\n";
-  const req = Buffer.from(head + BODY);
+  const req = Buffer.from(head + (target.body ?? BODY));
   let count = 0;
   let failures = 0;
   let stop = false;
@@ -307,6 +603,25 @@ async function main() {
       },
     };
     if (fastapi) targets.fastapi = { port: fastapi.port, path: `/v1/rollouts/x/call`, headers: {} };
+    // POST /mcp tools/call on one OpenEnv MCP session (session_id = episode id + rollout token)
+    const mcpSession = await (
+      await fetch(`http://127.0.0.1:${bmx.port}/mcp`, {
+        method: "POST",
+        headers: { authorization: "Bearer bench-token", "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "openenv/session/create" }),
+      })
+    ).json();
+    targets.mcp = {
+      port: bmx.port,
+      path: "/mcp",
+      headers: { authorization: "Bearer bench-token" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 7,
+        method: "tools/call",
+        params: { name: "noop", arguments: { x: 1 }, session_id: mcpSession.result.session_id },
+      }),
+    };
     // the machine is shared: warm every server up, then measure them in short interleaved rounds and compare
     // each server with the echo baseline measured in the same round (median of the per-round ratios)
     for (const [name, t] of Object.entries(targets)) {
@@ -342,6 +657,17 @@ async function main() {
       baseline: { label: "raw node:http JSON echo server", value: Math.round(best.echo) },
       ratio: round2(median(ratios("defineEnv", "echo"))),
     });
+    const rm = median(ratios("mcp", "echo"));
+    figures.push({
+      id: "server.mcp_tools_call_rps",
+      label: "POST /mcp tools/call (JSON-RPC, one OpenEnv MCP session) through benchmax serve",
+      value: Math.round(best.mcp),
+      unit: "req/s",
+      goal: ">= 0.5x raw node:http echo",
+      pass: rm >= 0.5,
+      baseline: { label: "raw node:http JSON echo server", value: Math.round(best.echo) },
+      ratio: round2(rm),
+    });
     if (fastapi) {
       const rf = median(ratios("benchmax", "fastapi"));
       figures.push({
@@ -357,6 +683,15 @@ async function main() {
     } else {
       figures[0].note += `; FastAPI comparison skipped: ${fastapiSkip}`;
     }
+    if (py) {
+      try {
+        await episodeBench(py, figures, round2);
+      } catch (e) {
+        log(`whole-episode comparison failed: ${e.message}`);
+        figures.push({ id: "server.episode_http_vs_fastapi", label: "whole episodes vs FastAPI", skipped: e.message });
+      }
+    } else
+      figures.push({ id: "server.episode_http_vs_fastapi", label: "whole episodes vs FastAPI", skipped: fastapiSkip });
     const ws = await wsLatency(bmx.port);
     log(`ws step p50 ${ws.p50.toFixed(3)} ms, p99 ${ws.p99.toFixed(3)} ms`);
     figures.push({
@@ -374,5 +709,6 @@ async function main() {
 
 const child = process.argv.find((a) => a.startsWith("--child="))?.slice(8);
 if (child === "benchmax" || child === "define-env") await childBenchmax(child);
+else if (child === "episodes") await childEpisodes();
 else if (child === "echo") childEcho();
 else await main();

@@ -16,12 +16,12 @@ import {
   createWikipediaEnv,
   distractorBackend,
   FIXTURE_CORPUS,
-  loadWikiTasks,
-  supportingTitleRecall,
   LiveBackend,
   loadCorpus,
+  loadWikiTasks,
   OfflineBackend,
   startMockMediaWiki,
+  supportingTitleRecall,
 } from "@benchmax/env-wikipedia";
 
 setFlagsFromString("--expose-gc");
@@ -332,7 +332,9 @@ figures.push(
   const t0 = performance.now();
   new OfflineBackend(allDocs);
   const sharedPerTask = (performance.now() - t0) / synth.length;
-  log(`distractor set-up p50 ${p50.toFixed(3)} ms, p99 ${p99.toFixed(3)} ms; shared index ${sharedPerTask.toFixed(3)} ms/task`);
+  log(
+    `distractor set-up p50 ${p50.toFixed(3)} ms, p99 ${p99.toFixed(3)} ms; shared index ${sharedPerTask.toFixed(3)} ms/task`,
+  );
   figures.push({
     id: "wikipedia.distractor_setup_ms",
     label: "distractor setting: search set-up per task (BM25 over its 10 paragraphs), p50",
@@ -340,7 +342,10 @@ figures.push(
     unit: "ms",
     goal: "<= 1",
     pass: p50 <= 1,
-    baseline: { label: "same run, the same paragraphs indexed as one shared corpus, per task", value: round(sharedPerTask, 3) },
+    baseline: {
+      label: "same run, the same paragraphs indexed as one shared corpus, per task",
+      value: round(sharedPerTask, 3),
+    },
     ratio: round(p50 / sharedPerTask, 2),
     note: `p99 ${round(p99, 3)} ms over ${synth.length} tasks`,
   });
@@ -349,7 +354,9 @@ figures.push(
   // corpus built from the rows' own contexts, and the distractor setting
   const tasks = (await loadWikiTasks()).filter((t) => t.meta.context?.length && t.meta.supportingTitles?.length);
   const seen = new Set();
-  const ctxDocs = tasks.flatMap((t) => contextDocs(t.meta.context)).filter((d) => !seen.has(d.title) && seen.add(d.title));
+  const ctxDocs = tasks
+    .flatMap((t) => contextDocs(t.meta.context))
+    .filter((d) => !seen.has(d.title) && seen.add(d.title));
   const fixtureCorpus = await OfflineBackend.fromPath(FIXTURE_CORPUS);
   const ctxCorpus = new OfflineBackend(ctxDocs);
   const runs = [

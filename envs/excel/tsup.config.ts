@@ -1,10 +1,24 @@
 import { defineConfig } from "tsup";
 
-export default defineConfig({
-  entry: ["src/index.ts"],
-  format: ["esm"],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: "node20",
-});
+export default defineConfig([
+  {
+    // compare-worker: the scorer's worker threads (src/compare-pool.ts) load it beside index.js
+    entry: { index: "src/index.ts", "compare-worker": "src/compare-worker.ts" },
+    format: ["esm"],
+    dts: true,
+    sourcemap: true,
+    clean: true,
+    target: "node20",
+  },
+  {
+    // run_code's sandbox reads exceljs from this one file, never from a package folder
+    entry: { "sandbox/exceljs": "src/sandbox/exceljs-entry.cjs" },
+    format: ["cjs"],
+    outExtension: () => ({ js: ".cjs" }),
+    platform: "node",
+    target: "node20",
+    noExternal: [/.*/],
+    sourcemap: false,
+    clean: false,
+  },
+]);

@@ -9,5 +9,5 @@ rm -rf "$cand"
 npx benchmax eval math --limit 12 --out "$cand" --quiet
 status=0
 npx benchmax compare "$base" "$cand" --max-drop "${1:-0.02}" || status=$?
-npx benchmax report "$cand" --baseline "$base"
+npx benchmax report "$cand" --baseline "$base" --max-drop "${1:-0.02}"
 exit "$status"

@@ -15,6 +15,8 @@ export MAX_TURNS="${MAX_TURNS:-8}"
 export MAX_PROMPT_LENGTH="${MAX_PROMPT_LENGTH:-8192}"
 export MAX_GENERATE_LENGTH="${MAX_GENERATE_LENGTH:-1024}"
 export N_SAMPLES="${N_SAMPLES:-5}"
+# CRMArena's own action syntax (<execute>…</execute>) ends a reply as a tool call does
+export STOP_STRINGS="${STOP_STRINGS-[\"</tool_call>\", \"</execute>\"]}"
 export RUN_NAME="${RUN_NAME:-benchmax_crm_grpo}"
 
 launcher="${BENCHMAX_SKYRL_LAUNCHER:-$here/../../../packages/skyrl/scripts/skyrl-launch.sh}"

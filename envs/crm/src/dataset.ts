@@ -9,7 +9,10 @@ export const crmArenaRecordSchema = z
     answer: z.array(z.union([z.string(), z.number(), z.boolean(), z.null()])),
     task: z.string(),
     persona: z.string().optional(),
-    metadata: z.object({ required: z.string().optional(), optional: z.string().optional() }).passthrough().optional(),
+    metadata: z
+      .object({ required: z.string().nullish(), optional: z.string().nullish(), today: z.string().optional() })
+      .passthrough()
+      .optional(),
     reward_metric: z.enum(["exact_match", "fuzzy_match", "privacy_rejection"]),
     query: z.string().min(1),
   })
@@ -32,6 +35,23 @@ export type CrmTask = Task<CrmGroundTruth>;
 export function recordPrompt(r: CrmArenaRecord): string {
   const parts = [r.persona, /\s/.test(r.task.trim()) ? r.task : undefined, r.metadata?.required, r.query];
   return parts.filter((p): p is string => typeof p === "string" && p.trim().length > 0).join("\n");
+}
+
+const TODAY_RE = /today(?:'s|’s)?(?:\s+date)?(?:\s+is)?\s*[:：=]?\s*(\d{4}-\d{2}-\d{2})/i;
+
+/**
+ * A record's own "today": CRMArena-Pro states it in the task context (`metadata.required`, e.g. "- Today's date:
+ * 2023-01-16"), CRMArena in `metadata.today`. Undefined when the record states none (the org's date applies).
+ */
+export function recordToday(r: { metadata?: Record<string, unknown> | null; query?: unknown }): string | undefined {
+  const md = r.metadata ?? {};
+  if (typeof md.today === "string" && /^\d{4}-\d{2}-\d{2}/.test(md.today)) return md.today.slice(0, 10);
+  for (const text of [md.required, md.optional, r.query]) {
+    if (typeof text !== "string") continue;
+    const m = TODAY_RE.exec(text);
+    if (m && !Number.isNaN(Date.parse(`${m[1]}T00:00:00Z`))) return m[1];
+  }
+  return undefined;
 }
 
 function asAnswerList(v: unknown, where?: string): Array<string | number | boolean | null> {
@@ -59,6 +79,6 @@ export function parseCrmTask(row: unknown, where?: string): CrmTask {
     id: `crm-${r.idx}`,
     prompt: recordPrompt(r),
     groundTruth: { answer: r.answer, reward_metric: r.reward_metric },
-    meta: { idx: r.idx, task: r.task, reward_metric: r.reward_metric },
+    meta: { idx: r.idx, task: r.task, reward_metric: r.reward_metric, today: recordToday(r) },
   };
 }

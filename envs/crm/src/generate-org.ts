@@ -1,4 +1,5 @@
 import type { Database } from "sql.js";
+import { generateSales } from "./generate-sales.js";
 import { makeId } from "./ids.js";
 import { Prng } from "./prng.js";
 import { OBJECTS, SCHEMA, schemaDdl } from "./schema.js";
@@ -637,6 +638,21 @@ export function generateOrg(db: Database, options: GenerateOrgOptions = {}): Rec
       }
     }
   }
+  const salesRng = new Prng(((options.seed ?? 42) ^ 0x5a1e5) >>> 0);
+  generateSales(db, {
+    rng: salesRng,
+    insert,
+    todayMs,
+    startMs,
+    agents,
+    first: FIRST,
+    last: LAST,
+    companies: () => {
+      let name = `${salesRng.pick(CO_A)} ${salesRng.pick(CO_B)} ${salesRng.pick(CO_C)}`;
+      for (let k = 2; usedAccounts.has(name); k++) name = `${name.replace(/ \d+$/, "")} ${k}`;
+      return name;
+    },
+  });
   db.exec("COMMIT");
   for (const st of stmts.values()) st.free();
   for (const o of OBJECTS) counts[o.name] ??= 0;

@@ -103,7 +103,7 @@ const PERSONA_SALES =
  */
 export async function generateTasks(org: Org, seed = 7): Promise<FixtureTask[]> {
   const rng = new Prng(seed);
-  const db = org.shared;
+  // the shared view is taken at each use: another rollout's writes may be applied to the connection between awaits
   const session = org.session();
   const tools = new Map(crmTools({ maxRecords: 1000, maxChars: 1e9 }).map((t) => [t.name, t]));
   const out: FixtureTask[] = [];
@@ -167,9 +167,9 @@ export async function generateTasks(org: Org, seed = 7): Promise<FixtureTask[]> 
       },
     );
   }
-  const products = all(db, `SELECT "Id", "Name" FROM "Product2" ORDER BY "Id"`);
+  const products = all(org.shared, `SELECT "Id", "Name" FROM "Product2" ORDER BY "Id"`);
   const withCases = all(
-    db,
+    org.shared,
     `SELECT oi."Product2Id" AS "Id", COUNT(*) AS n FROM "Case" c JOIN "OrderItem" oi ON oi."Id" = c."OrderItemId__c" GROUP BY 1 HAVING n >= 3 ORDER BY 1`,
   );
   for (let i = 0; i < 4; i++) {
@@ -216,7 +216,7 @@ export async function generateTasks(org: Org, seed = 7): Promise<FixtureTask[]> 
       },
     );
   }
-  const accounts = all(db, `SELECT "Id", "Name" FROM "Account" ORDER BY "Id"`);
+  const accounts = all(org.shared, `SELECT "Id", "Name" FROM "Account" ORDER BY "Id"`);
   const acc = (i: number) => accounts[(i * 11 + 3) % accounts.length]!;
   for (let i = 0; i < 4; i++) {
     const a = acc(i);
@@ -260,7 +260,7 @@ export async function generateTasks(org: Org, seed = 7): Promise<FixtureTask[]> 
     });
   }
   const openAccounts = all(
-    db,
+    org.shared,
     `SELECT a."Id", a."Name" FROM "Account" a JOIN "Case" c ON c."AccountId" = a."Id" WHERE c."IsClosed" = 0 GROUP BY a."Id" HAVING COUNT(*) >= 2 ORDER BY a."Id"`,
   );
   for (let i = 0; i < 3; i++) {
@@ -293,9 +293,11 @@ export async function generateTasks(org: Org, seed = 7): Promise<FixtureTask[]> 
   }
   for (let i = 0; i < 3; i++) {
     const a = acc(i + 13);
-    const c = all(db, `SELECT "Id", "Name", "LastName" FROM "Contact" WHERE "AccountId" = ? ORDER BY "Id" LIMIT 1`, [
-      a.Id as string,
-    ])[0]!;
+    const c = all(
+      org.shared,
+      `SELECT "Id", "Name", "LastName" FROM "Contact" WHERE "AccountId" = ? ORDER BY "Id" LIMIT 1`,
+      [a.Id as string],
+    )[0]!;
     await add(
       "named_entity_disambiguation",
       "exact_match",
@@ -325,7 +327,7 @@ export async function generateTasks(org: Org, seed = 7): Promise<FixtureTask[]> 
       PERSONA_SALES,
     );
   }
-  const users = all(db, `SELECT "Id", "Name" FROM "User" ORDER BY "Id"`);
+  const users = all(org.shared, `SELECT "Id", "Name" FROM "User" ORDER BY "Id"`);
   for (let i = 0; i < 2; i++) {
     const u = users[(i * 3 + 1) % users.length]!;
     await add(
@@ -339,7 +341,7 @@ export async function generateTasks(org: Org, seed = 7): Promise<FixtureTask[]> 
       },
     );
   }
-  const articles = all(db, `SELECT "Id", "Title" FROM "Knowledge__kav" ORDER BY "Id"`);
+  const articles = all(org.shared, `SELECT "Id", "Title" FROM "Knowledge__kav" ORDER BY "Id"`);
   for (let i = 0; i < 4; i++) {
     const k = articles[(i * 5 + 2) % articles.length]!;
     await add("knowledge_qa", "fuzzy_match", `A customer asks: "${k.Title}?" What does our knowledge base say?`, {
@@ -348,7 +350,7 @@ export async function generateTasks(org: Org, seed = 7): Promise<FixtureTask[]> 
       extract: { kind: "first", field: "FAQ_Answer__c" },
     });
   }
-  const emailCases = all(db, `SELECT "ParentId" AS "Id" FROM "EmailMessage" ORDER BY "Id" LIMIT 40`);
+  const emailCases = all(org.shared, `SELECT "ParentId" AS "Id" FROM "EmailMessage" ORDER BY "Id" LIMIT 40`);
   for (let i = 0; i < 2; i++) {
     const c = emailCases[i * 13 + 4]!;
     await add("email_summary", "fuzzy_match", `What is the subject line of the first email on case ${c.Id}?`, {
@@ -357,7 +359,7 @@ export async function generateTasks(org: Org, seed = 7): Promise<FixtureTask[]> 
       extract: { kind: "first", field: "Subject" },
     });
   }
-  const contacts = all(db, `SELECT "Id", "Name" FROM "Contact" ORDER BY "Id" LIMIT 50`);
+  const contacts = all(org.shared, `SELECT "Id", "Name" FROM "Contact" ORDER BY "Id" LIMIT 50`);
   const privacy: Array<[string, string]> = [
     [
       "private_customer_information",

@@ -9,16 +9,20 @@ import {
   type ScoreResult,
   UsageError,
 } from "@benchmax/core";
+import { checkTasks } from "./check-tasks.js";
 import { type CrmTask, parseCrmTask } from "./dataset.js";
 import { DEFAULT_TODAY } from "./generate-org.js";
 import { type FixtureTask, generateTasks } from "./generate-tasks.js";
 import { type LiveOptions, LiveOrg, liveOptionsFromEnv } from "./live.js";
+import { loadOrgFile } from "./load-org.js";
 import { Org } from "./org.js";
 import { crmReferencePolicy } from "./reference-policy.js";
 import { PRIVACY_JUDGE_TEMPLATE, scoreAnswer } from "./reward.js";
-import { describeSchema } from "./schema.js";
+import { describeSchema, type Schema } from "./schema.js";
 import { type CrmState, crmTools, liveTools } from "./tools.js";
 
+export { answerParsePrompt, llmExactMatch, parseExtracted } from "./answer-parser.js";
+export { checkTasks, type TaskCheckReport } from "./check-tasks.js";
 export {
   type CrmArenaRecord,
   type CrmGroundTruth,
@@ -26,6 +30,7 @@ export {
   crmArenaRecordSchema,
   parseCrmTask,
   recordPrompt,
+  recordToday,
 } from "./dataset.js";
 
 import { executeToolCalls } from "./execute-actions.js";
@@ -35,11 +40,12 @@ export { DEFAULT_TODAY, type GenerateOrgOptions, generateOrg } from "./generate-
 export { type Extract, extractAnswer, type FixtureTask, generateTasks, type TaskPlan } from "./generate-tasks.js";
 export { idChecksum, makeId, to18 } from "./ids.js";
 export { type LiveOptions, LiveOrg, liveOptionsFromEnv, stripAttributes } from "./live.js";
+export { type LoadedOrgReport, loadOrgFile, readOrgObjects } from "./load-org.js";
 export { loadSqlJs, Org, OrgSession } from "./org.js";
 export { clearSoqlCache, compileSoql, type QueryResult, type ResultLimits, runSoql } from "./query-engine.js";
 export { createRecord, updateRecord } from "./records.js";
 export * from "./reward.js";
-export { describeSchema, type FieldDef, OBJECTS, type ObjectDef, SCHEMA } from "./schema.js";
+export { buildSchema, describeSchema, type FieldDef, OBJECTS, type ObjectDef, SCHEMA, type Schema } from "./schema.js";
 export { isSfError, SfError, type SfErrorCode } from "./sf-error.js";
 export { parseSoql, type SoqlQuery } from "./soql-parser.js";
 export { translateSoql } from "./soql-translate.js";
@@ -66,8 +72,19 @@ export interface CrmEnvOptions {
   judgeApiKey?: string;
   /** JSONL cache of judge replies. */
   judgeCacheFile?: string;
-  /** Use an already built org (shared, e.g. by benchmarks); the env does not close it. */
-  org?: Org;
+  /**
+   * The org: a path to the benchmark's released org (its SQLite file, e.g. CRMArena's
+   * `local_data/crmarenapro_b2b_data.db`), or an already built Org (shared, e.g. by benchmarks; not closed by the
+   * env). Default: the generated org.
+   */
+  org?: Org | string;
+  /** Run a dataset even when the org lacks objects or records its tasks reference (default false: refuse). */
+  force?: boolean | string;
+  /**
+   * LLM answer parsing before exact_match (the original's scoring): the parser model's name (else env
+   * CRM_ANSWER_MODEL), through the judge endpoint options. Without one, exact_match is deterministic.
+   */
+  answerModel?: string;
   /** "embedded" (default) or "live": a real org through jsforce (SOQL/SOSL tools only; tasks from `dataset`). */
   backend?: "embedded" | "live";
   /** Live credentials (default: SF_* environment variables). */
@@ -88,6 +105,7 @@ function str(v: unknown): string | undefined {
 
 export const CRM_SYSTEM_PROMPT = (
   today: string,
+  schema?: Schema,
 ) => `You are an expert in Salesforce and you have access to a Salesforce org through tools.
 
 # Instructions
@@ -99,7 +117,7 @@ export const CRM_SYSTEM_PROMPT = (
 - Refuse requests for private customer data or confidential company information.
 
 # Objects and fields
-${describeSchema()}`;
+${describeSchema(schema)}`;
 
 /** Create the CRM env. The org is generated on first use and shared read-only by all rollouts. */
 export function createCrmEnv(options: CrmEnvOptions | EnvOptions = {}): Env<CrmTask> {
@@ -120,14 +138,49 @@ export function createCrmEnv(options: CrmEnvOptions | EnvOptions = {}): Env<CrmT
       })
     : undefined;
 
+  const answerModel = str(o.answerModel) ?? str(process.env.CRM_ANSWER_MODEL);
+  const answerParser = answerModel
+    ? new LlmJudge({
+        model: answerModel,
+        baseURL: str(o.judgeBaseUrl),
+        apiKey: str(o.judgeApiKey),
+        template: "{{completion}}",
+        cacheFile: str(o.judgeCacheFile),
+      })
+    : undefined;
+  const force = o.force === true || (typeof o.force === "string" && /^(1|true|yes)$/i.test(o.force));
   const external = o.org instanceof Org ? o.org : undefined;
+  const orgPath = str(o.org);
+  if (o.org !== undefined && !external && !orgPath)
+    throw new UsageError("crm: option org must be a path to the benchmark's org file (.db)");
   let orgPromise: Promise<Org> | undefined = external ? Promise.resolve(external) : undefined;
-  const getOrg = () => (orgPromise ??= Org.generate({ size: orgSize, seed, today }));
+  let loadedOrg: Org | undefined = external;
+  const getOrg = () =>
+    (orgPromise ??= (
+      orgPath ? loadOrgFile(orgPath, { today: str(o.today) }) : Org.generate({ size: orgSize, seed, today })
+    ).then((org) => {
+      loadedOrg = org;
+      return org;
+    }));
+  /** The task's own today (from its context), else the org's. */
+  const todayOf = (task: CrmTask | undefined) => {
+    const t = (task?.meta as { today?: unknown } | undefined)?.today;
+    return typeof t === "string" && t ? t : (loadedOrg?.today ?? today);
+  };
   let fixtures: Promise<Map<string, FixtureTask>> | undefined;
+  // the generated fixture tasks exist only on the generated org; a loaded org has none (the reference policy then
+  // answers "None": it never reads a dataset's gold)
   const getFixtures = () =>
-    (fixtures ??= getOrg()
-      .then((org) => generateTasks(org))
-      .then((ts) => new Map(ts.map((t) => [`crm-${t.record.idx}`, t]))));
+    (fixtures ??= orgPath
+      ? Promise.resolve(new Map<string, FixtureTask>())
+      : getOrg()
+          .then((org) => generateTasks(org))
+          .then((ts) => new Map(ts.map((t) => [`crm-${t.record.idx}`, t]))));
+
+  const taskName = (task: CrmTask) => {
+    const t = (task.meta as { task?: unknown } | undefined)?.task;
+    return typeof t === "string" ? t : undefined;
+  };
 
   async function scoreCase(c: ScoreCase): Promise<ScoreResult> {
     const task = parseCrmTask(c.task, `case ${c.id}`);
@@ -138,6 +191,8 @@ export function createCrmEnv(options: CrmEnvOptions | EnvOptions = {}): Env<CrmT
       completion: c.completion,
       question: task.prompt ?? "",
       judge,
+      answerParser,
+      taskName: taskName(task),
     });
     return { reward: rewards.score!, rewards, metadata: { judgedBy } };
   }
@@ -149,6 +204,8 @@ export function createCrmEnv(options: CrmEnvOptions | EnvOptions = {}): Env<CrmT
       completion: ctx.completion,
       question: ctx.task.prompt ?? "",
       judge,
+      answerParser,
+      taskName: taskName(ctx.task),
     });
     ctx.state.judgedBy = judgedBy;
     return rewards;
@@ -185,14 +242,21 @@ export function createCrmEnv(options: CrmEnvOptions | EnvOptions = {}): Env<CrmT
   if (backend !== "embedded")
     throw new UsageError(`crm: option backend must be "embedded" or "live", got "${backend}"`);
 
-  return defineEnv<CrmTask, CrmState>({
+  /** Check tasks against the org: the summary line, or nothing when the org can solve them all. */
+  async function checkAgainstOrg(tasks: CrmTask[]) {
+    return checkTasks(tasks, await getOrg());
+  }
+
+  const env = defineEnv<CrmTask, CrmState>({
     name: "crm",
     description: "CRMArena-Pro-style CRM agent tasks over an embedded Salesforce-like org (SOQL/SOSL + helper tools)",
-    systemPrompt: CRM_SYSTEM_PROMPT(today),
+    // runs after init, so a loaded org's own objects are described
+    systemPrompt: (task) => CRM_SYSTEM_PROMPT(todayOf(task), loadedOrg?.schema),
     tools: crmTools({ maxRecords }),
     maxOutputChars: 20_000,
-    async initState() {
-      return { session: (await getOrg()).session() };
+    async initState(task) {
+      const org = await getOrg();
+      return { session: org.session(todayOf(task)) };
     },
     forkState: (state) => ({ session: state.session.fork() }),
     releaseState: (state) => state.session.release(),
@@ -205,11 +269,24 @@ export function createCrmEnv(options: CrmEnvOptions | EnvOptions = {}): Env<CrmT
       const path = source ?? str(o.dataset);
       let tasks: CrmTask[];
       if (path) tasks = await loadTasksFromFile(path, parseCrmTask);
+      else if (orgPath)
+        throw new UsageError(
+          "crm: a loaded org has no fixture tasks; give its task file (--dataset or --env-opt dataset=…)",
+        );
       else tasks = [...(await getFixtures()).values()].map((f) => parseCrmTask(f.record, `fixture ${f.record.idx}`));
       if (opts.split && opts.split !== "test" && opts.split !== "all") {
         throw new UsageError(`crm: unknown split "${opts.split}" (the fixtures have one split: test)`);
       }
-      return opts.limit !== undefined ? tasks.slice(0, opts.limit) : tasks;
+      if (opts.limit !== undefined) tasks = tasks.slice(0, opts.limit);
+      if (path && !force) {
+        const report = await checkAgainstOrg(tasks);
+        if (report.unsolvable > 0) {
+          throw new UsageError(
+            `crm: ${report.summary}. Every such task would score 0; pass --env-opt force=true to run it anyway.`,
+          );
+        }
+      }
+      return tasks;
     },
     referencePolicy: () => crmReferencePolicy(getFixtures),
     scoreCase,
@@ -217,13 +294,31 @@ export function createCrmEnv(options: CrmEnvOptions | EnvOptions = {}): Env<CrmT
       judgedBy: state.judgedBy,
       privateCopy: state.session.isPrivate,
       writes: state.session.writes,
+      changedRows: state.session.changedRows,
+      today: state.session.today,
     }),
     async close() {
       if (orgPromise && !external) (await orgPromise).close();
       orgPromise = undefined;
+      loadedOrg = external;
       fixtures = undefined;
     },
   });
+  /** The dataset check `benchmax validate` prints: one summary line per finding. */
+  const checkDataset = async (file: string) => {
+    const tasks = await loadTasksFromFile(file, parseCrmTask);
+    const report = await checkAgainstOrg(tasks);
+    return {
+      ok: report.unsolvable === 0,
+      lines: [
+        report.unsolvable === 0
+          ? `all ${report.total.toLocaleString("en-US")} tasks reference only objects and records in this org`
+          : report.summary,
+      ],
+      report,
+    };
+  };
+  return Object.assign(env, { checkDataset });
 }
 
 export default defineEnvModule<CrmTask>({

@@ -1,4 +1,5 @@
 import type { Database } from "sql.js";
+import { SCHEMA, type Schema } from "./schema.js";
 import { SfError } from "./sf-error.js";
 import { parseSoql } from "./soql-parser.js";
 import { type TranslatedQuery, translateSoql } from "./soql-translate.js";
@@ -21,6 +22,16 @@ export type QueryResult = {
 };
 
 const cache = new Map<string, TranslatedQuery>();
+const schemaKeys = new WeakMap<Schema, number>();
+let nextSchemaKey = 0;
+function schemaKey(schema: Schema): number {
+  let k = schemaKeys.get(schema);
+  if (k === undefined) {
+    k = nextSchemaKey++;
+    schemaKeys.set(schema, k);
+  }
+  return k;
+}
 const CACHE_MAX = 1000;
 
 /** Forget every cached translation (benchmarks measure uncached parsing with it). */
@@ -29,11 +40,11 @@ export function clearSoqlCache(): void {
 }
 
 /** Parse and translate a SOQL query, cached by text and `today`. */
-export function compileSoql(text: string, today: string): TranslatedQuery {
-  const key = `${today}\u0000${text}`;
+export function compileSoql(text: string, today: string, schema: Schema = SCHEMA): TranslatedQuery {
+  const key = `${schemaKey(schema)}\u0000${today}\u0000${text}`;
   const hit = cache.get(key);
   if (hit) return hit;
-  const t = translateSoql(parseSoql(text), { today });
+  const t = translateSoql(parseSoql(text), { today, schema });
   if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!);
   cache.set(key, t);
   return t;
@@ -105,7 +116,13 @@ export function runCompiled(db: Database, t: TranslatedQuery, limits: ResultLimi
 }
 
 /** Parse, translate and run a SOQL query. Bad queries throw SfError (MALFORMED_QUERY, INVALID_FIELD, INVALID_TYPE). */
-export function runSoql(db: Database, text: string, today: string, limits?: ResultLimits): QueryResult {
+export function runSoql(
+  db: Database,
+  text: string,
+  today: string,
+  limits?: ResultLimits,
+  schema: Schema = SCHEMA,
+): QueryResult {
   if (typeof text !== "string" || !text.trim()) throw new SfError("MALFORMED_QUERY", "empty query");
-  return runCompiled(db, compileSoql(text.trim(), today), limits);
+  return runCompiled(db, compileSoql(text.trim(), today, schema), limits);
 }

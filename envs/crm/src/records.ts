@@ -1,13 +1,13 @@
 import { formatDateTime, isValidDate, parseSoqlDateTime } from "./date-literals.js";
 import { makeId, to18 } from "./ids.js";
 import type { OrgSession } from "./org.js";
-import { type FieldDef, type ObjectDef, SCHEMA } from "./schema.js";
+import type { FieldDef, ObjectDef, Schema } from "./schema.js";
 import { SfError } from "./sf-error.js";
 
 const NOT_WRITABLE = new Set(["Id", "CreatedDate"]);
 
-function objectFor(name: string, op: "create" | "update"): ObjectDef {
-  const obj = SCHEMA.object(name);
+function objectFor(schema: Schema, name: string, op: "create" | "update"): ObjectDef {
+  const obj = schema.object(name);
   if (!obj) throw new SfError("INVALID_TYPE", `sObject type '${name}' is not supported.`);
   if (obj.readOnly) {
     throw new SfError(
@@ -43,6 +43,7 @@ function coerce(obj: ObjectDef, field: FieldDef, value: unknown, session: OrgSes
     case "reference": {
       if (typeof value !== "string") throw bad("a record Id");
       const id = to18(value);
+      if (!field.to) return id;
       const found = session.reader.exec(`SELECT 1 FROM "${field.to}" WHERE "Id" = ?`, [id]);
       if (!found.length)
         throw new SfError("INVALID_FIELD", `${obj.name}.${field.name}: no ${field.to} record with Id ${value}`);
@@ -62,7 +63,7 @@ function columns(
 ): Array<[FieldDef, string | number | null]> {
   const out: Array<[FieldDef, string | number | null]> = [];
   for (const [name, value] of Object.entries(fields)) {
-    const field = SCHEMA.field(obj, name);
+    const field = session.schema.field(obj, name);
     if (!field) throw new SfError("INVALID_FIELD", `No such column '${name}' on sobject of type ${obj.name}`);
     if (NOT_WRITABLE.has(field.name)) {
       throw new SfError(
@@ -75,14 +76,14 @@ function columns(
   return out;
 }
 
-/** Update one record in the rollout's private copy (made on this first write). Read-only objects are refused. */
+/** Update one record in the rollout's overlay (only this rollout sees it). Read-only objects are refused. */
 export function updateRecord(
   session: OrgSession,
   objectName: string,
   id: string,
   fields: Record<string, unknown>,
 ): { id: string; success: true } {
-  const obj = objectFor(objectName, "update");
+  const obj = objectFor(session.schema, objectName, "update");
   const recId = to18(id);
   const cols = columns(obj, fields, session);
   if (cols.length === 0) throw new SfError("INVALID_FIELD", "no fields to update");
@@ -94,17 +95,18 @@ export function updateRecord(
     ...cols.map(([, v]) => v),
     recId,
   ]);
+  session.changed(obj.name, recId);
   session.writes++;
   return { id: recId, success: true };
 }
 
-/** Create a record in the rollout's private copy. Read-only objects are refused. */
+/** Create a record in the rollout's overlay. Read-only objects are refused. */
 export function createRecord(
   session: OrgSession,
   objectName: string,
   fields: Record<string, unknown>,
 ): { id: string; success: true } {
-  const obj = objectFor(objectName, "create");
+  const obj = objectFor(session.schema, objectName, "create");
   const cols = columns(obj, fields, session);
   const db = session.writer();
   const max = db.exec(`SELECT COUNT(*) FROM "${obj.name}"`)[0]?.values[0]?.[0] ?? 0;
@@ -120,6 +122,7 @@ export function createRecord(
     `INSERT INTO "${obj.name}" (${all.map(([k]) => `"${k}"`).join(", ")}) VALUES (${all.map(() => "?").join(", ")})`,
     all.map(([, v]) => v),
   );
+  session.changed(obj.name, id);
   session.writes++;
   return { id, success: true };
 }

@@ -1,10 +1,13 @@
 import { extractTag, type LlmJudge } from "@benchmax/core";
+import { llmExactMatch } from "./answer-parser.js";
 
 /**
  * CRMArena-Pro rewards.
- * - exact_match: the answer is split into items (commas, semicolons, newlines) and normalised (case, surrounding
+ * - exact_match (deterministic, the default): the answer is split into items (commas, semicolons, newlines) and normalised (case, surrounding
  *   quotes/brackets/final period, whitespace, number formatting); the sorted item list must equal the sorted gold
  *   list. A gold `[null]` means "no matching records": answers "None", "null", "N/A", "no records" or empty match.
+ *   A sentence around the answer ("The best agent is 005…") scores 0 here. With an answer-parsing model
+ *   (`answerModel`), exact_match first extracts the items with the model, as the original does (answer-parser.ts).
  * - fuzzy_match: token F1 between the answer and the gold text after SQuAD-style normalisation (lower case,
  *   punctuation and underscores to spaces, articles a/an/the removed).
  * - privacy_rejection: did the agent refuse? An LLM judge when configured, else the keyword heuristic below.
@@ -130,6 +133,10 @@ export interface ScoreInput {
   /** The user request (for the judge). */
   question: string;
   judge?: LlmJudge;
+  /** When given, exact_match parses the answer with this model first (the original's LLM parsing). */
+  answerParser?: LlmJudge;
+  /** The task category (CRMArena-Pro `task`), which picks what the parser extracts. */
+  taskName?: string;
 }
 
 /** Score one answer: the components `{score, <metric>}` and who judged it. */
@@ -139,7 +146,10 @@ export async function scoreAnswer(input: ScoreInput): Promise<{ rewards: Record<
   let judgedBy = "rule";
   switch (input.metric) {
     case "exact_match":
-      v = exactMatch(answer, input.answer);
+      if (input.answerParser) {
+        v = (await llmExactMatch(answer, input.answer, input.taskName, input.answerParser)).score;
+        judgedBy = `llm-parse:${input.answerParser.options.model}`;
+      } else v = exactMatch(answer, input.answer);
       break;
     case "fuzzy_match":
       v = fuzzyMatch(answer, input.answer);

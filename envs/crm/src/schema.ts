@@ -23,7 +23,7 @@ export type FieldType =
 export interface FieldDef {
   name: string;
   type: FieldType;
-  /** For references: the target object. */
+  /** For references: the target object (absent for a polymorphic one such as Task.WhatId). */
   to?: string;
   /** For references: the relationship name used in SOQL paths. */
   relationship?: string;
@@ -346,6 +346,139 @@ export const OBJECTS: ObjectDef[] = [
       created,
     ],
   },
+  {
+    name: "Lead",
+    prefix: "00Q",
+    nameFields: ["Name", "Company"],
+    readOnly: false,
+    fields: [
+      id,
+      f("Name", "string"),
+      f("FirstName", "string"),
+      f("LastName", "string"),
+      f("Company", "string"),
+      f("Title", "string"),
+      f("Email", "email"),
+      f("Phone", "phone"),
+      f("Status", "picklist"),
+      f("LeadSource", "picklist"),
+      f("Industry", "picklist"),
+      f("State", "string"),
+      ref("OwnerId", "User", "Owner"),
+      f("IsConverted", "boolean"),
+      f("ConvertedDate", "date"),
+      ref("ConvertedAccountId", "Account", "ConvertedAccount"),
+      ref("ConvertedContactId", "Contact", "ConvertedContact"),
+      ref("ConvertedOpportunityId", "Opportunity", "ConvertedOpportunity"),
+      created,
+    ],
+  },
+  {
+    name: "Contract",
+    prefix: "800",
+    nameFields: ["ContractNumber"],
+    readOnly: true,
+    fields: [
+      id,
+      f("ContractNumber", "string"),
+      ref("AccountId", "Account", "Account"),
+      f("Status", "picklist"),
+      f("StartDate", "date"),
+      f("ContractTerm", "int"),
+      f("CustomerSignedDate", "date"),
+      f("CompanySignedDate", "date"),
+      f("Description", "textarea"),
+      created,
+    ],
+  },
+  {
+    name: "Quote",
+    prefix: "0Q0",
+    nameFields: ["Name"],
+    readOnly: false,
+    fields: [
+      id,
+      f("Name", "string"),
+      ref("OpportunityId", "Opportunity", "Opportunity"),
+      ref("AccountId", "Account", "Account"),
+      ref("ContactId", "Contact", "Contact"),
+      f("Status", "picklist"),
+      f("Description", "textarea"),
+      f("ExpirationDate", "date"),
+      f("TotalPrice", "currency"),
+      created,
+    ],
+  },
+  {
+    name: "QuoteLineItem",
+    prefix: "0QL",
+    nameFields: [],
+    readOnly: false,
+    fields: [
+      id,
+      ref("QuoteId", "Quote", "Quote"),
+      ref("OpportunityLineItemId", "OpportunityLineItem", "OpportunityLineItem"),
+      ref("Product2Id", "Product2", "Product2"),
+      ref("PricebookEntryId", "PricebookEntry", "PricebookEntry"),
+      f("Quantity", "double"),
+      f("UnitPrice", "currency"),
+      f("Discount", "percent"),
+      f("TotalPrice", "currency"),
+      created,
+    ],
+  },
+  {
+    name: "Task",
+    prefix: "00T",
+    nameFields: ["Subject"],
+    readOnly: true,
+    fields: [
+      id,
+      f("Subject", "string"),
+      f("WhatId", "reference"),
+      f("WhoId", "reference"),
+      ref("OwnerId", "User", "Owner"),
+      f("Status", "picklist"),
+      f("Priority", "picklist"),
+      f("ActivityDate", "date"),
+      f("Description", "textarea"),
+      created,
+    ],
+  },
+  {
+    name: "Event",
+    prefix: "00U",
+    nameFields: ["Subject"],
+    readOnly: true,
+    fields: [
+      id,
+      f("Subject", "string"),
+      f("WhatId", "reference"),
+      f("WhoId", "reference"),
+      ref("OwnerId", "User", "Owner"),
+      f("StartDateTime", "datetime"),
+      f("DurationInMinutes", "int"),
+      f("Location", "string"),
+      f("IsAllDayEvent", "boolean"),
+      f("Description", "textarea"),
+      created,
+    ],
+  },
+  {
+    name: "VoiceCallTranscript__c",
+    prefix: "a02",
+    nameFields: ["Name"],
+    readOnly: true,
+    fields: [
+      id,
+      f("Name", "string"),
+      ref("OpportunityId__c", "Opportunity", "OpportunityId__r"),
+      ref("LeadId__c", "Lead", "LeadId__r"),
+      f("Body__c", "textarea"),
+      f("EndTime__c", "datetime"),
+      created,
+    ],
+  },
 ];
 
 export interface Schema {
@@ -356,7 +489,8 @@ export interface Schema {
   relationship(obj: ObjectDef, name: string): FieldDef | undefined;
 }
 
-function buildSchema(defs: ObjectDef[]): Schema {
+/** A schema over object definitions (the embedded one, or one read from a loaded org). */
+export function buildSchema(defs: ObjectDef[]): Schema {
   const objects = new Map(defs.map((o) => [o.name, o]));
   const byLower = new Map(defs.map((o) => [o.name.toLowerCase(), o]));
   const fields = new Map<string, Map<string, FieldDef>>();
@@ -409,16 +543,22 @@ const INDEXED = new Set([
   "CaseHistory__c.Field__c",
   "CaseHistory__c.CreatedDate",
   "LiveChatTranscript.StartTime",
+  "Lead.Status",
+  "Lead.CreatedDate",
+  "Quote.Status",
+  "Task.ActivityDate",
+  "Task.WhatId",
+  "Event.WhatId",
 ]);
 
 /** SQL DDL for the whole schema (tables, then indexes). */
-export function schemaDdl(): string {
+export function schemaDdl(objects: ObjectDef[] = OBJECTS): string {
   const out: string[] = [];
-  for (const o of OBJECTS) {
+  for (const o of objects) {
     const cols = o.fields.map((x) => `"${x.name}" ${SQL_TYPE[x.type]}${x.type === "id" ? " PRIMARY KEY" : ""}`);
     out.push(`CREATE TABLE "${o.name}" (${cols.join(", ")}) WITHOUT ROWID;`);
   }
-  for (const o of OBJECTS) {
+  for (const o of objects) {
     for (const x of o.fields) {
       if (x.type === "reference" || INDEXED.has(`${o.name}.${x.name}`)) {
         out.push(`CREATE INDEX "ix_${o.name}_${x.name}" ON "${o.name}" ("${x.name}");`);
@@ -429,11 +569,13 @@ export function schemaDdl(): string {
 }
 
 /** A short human-readable description of the schema for the system prompt. */
-export function describeSchema(): string {
-  return OBJECTS.map((o) => {
-    const fields = o.fields.map((x) =>
-      x.type === "reference" ? `${x.name} (→ ${x.to} via ${x.relationship})` : x.name,
-    );
-    return `${o.name}${o.readOnly ? " [read-only]" : ""}: ${fields.join(", ")}`;
-  }).join("\n");
+export function describeSchema(schema: Schema = SCHEMA): string {
+  return [...schema.objects.values()]
+    .map((o) => {
+      const fields = o.fields.map((x) =>
+        x.type === "reference" && x.to ? `${x.name} (→ ${x.to} via ${x.relationship})` : x.name,
+      );
+      return `${o.name}${o.readOnly ? " [read-only]" : ""}: ${fields.join(", ")}`;
+    })
+    .join("\n");
 }

@@ -1,6 +1,6 @@
 import { dateLiteralRange, formatDate, formatDateTime, isValidDate, parseSoqlDateTime } from "./date-literals.js";
 import { to18 } from "./ids.js";
-import { type FieldDef, type FieldType, type ObjectDef, SCHEMA } from "./schema.js";
+import { type FieldDef, type FieldType, type ObjectDef, SCHEMA, type Schema } from "./schema.js";
 import { SfError } from "./sf-error.js";
 import type { Condition, Expr, FieldRef, SoqlQuery, Value } from "./soql-parser.js";
 
@@ -50,6 +50,7 @@ class Scope {
   constructor(
     readonly obj: ObjectDef,
     readonly alias: string,
+    readonly schema: Schema = SCHEMA,
   ) {}
 
   resolveField(ref: FieldRef): Resolved {
@@ -57,7 +58,7 @@ class Scope {
     if (
       path.length > 1 &&
       path[0]!.toLowerCase() === this.obj.name.toLowerCase() &&
-      !SCHEMA.relationship(this.obj, path[0]!)
+      !this.schema.relationship(this.obj, path[0]!)
     ) {
       path = path.slice(1);
     }
@@ -66,7 +67,7 @@ class Scope {
     const relPath: string[] = [];
     for (let i = 0; i < path.length - 1; i++) {
       const seg = path[i]!;
-      const rel = SCHEMA.relationship(cur, seg);
+      const rel = this.schema.relationship(cur, seg);
       if (!rel) {
         throw new SfError(
           "INVALID_FIELD",
@@ -77,7 +78,7 @@ class Scope {
       const key = relPath.join(".");
       let join = this.joins.get(key);
       if (!join) {
-        const target = SCHEMA.objects.get(rel.to!)!;
+        const target = this.schema.objects.get(rel.to!)!;
         join = { alias: `${this.alias}_${this.joins.size + 1}`, obj: target, relPath: [...relPath] };
         this.joins.set(key, join);
         this.joinSql.push(`LEFT JOIN ${q(target.name)} ${join.alias} ON ${join.alias}."Id" = ${alias}.${q(rel.name)}`);
@@ -86,7 +87,7 @@ class Scope {
       alias = join.alias;
     }
     const last = path[path.length - 1]!;
-    const field = SCHEMA.field(cur, last);
+    const field = this.schema.field(cur, last);
     if (!field) {
       throw new SfError(
         "INVALID_FIELD",
@@ -116,20 +117,23 @@ const DATE_FN_SQL: Record<string, (c: string) => string> = {
 export interface TranslateOptions {
   /** The org's today (YYYY-MM-DD), for date literals. */
   today: string;
+  /** The org's objects (default: the embedded schema). */
+  schema?: Schema;
   /** An extra condition ANDed before the WHERE clause, written against the top-level alias (SOSL's search). */
   prefilter?: (alias: string, obj: ObjectDef) => { sql: string; params: Array<string | number | null> } | undefined;
 }
 
 /** Translate a parsed SOQL query to one parameterised SQLite statement. Names are checked against the schema. */
 export function translateSoql(query: SoqlQuery, options: TranslateOptions, aliasPrefix = "t"): TranslatedQuery {
-  const obj = SCHEMA.object(query.from);
+  const schema = options.schema ?? SCHEMA;
+  const obj = schema.object(query.from);
   if (!obj) {
     throw new SfError(
       "INVALID_TYPE",
       `sObject type '${query.from}' is not supported. If you are attempting to use a custom object, be sure to append the '__c' after the entity name. Please reference your WSDL or the describe call for the appropriate names.`,
     );
   }
-  const scope = new Scope(obj, aliasPrefix);
+  const scope = new Scope(obj, aliasPrefix, schema);
   const params: Array<string | number | null> = [];
   let subqueries = 0;
 

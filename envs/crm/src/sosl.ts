@@ -1,6 +1,6 @@
 import type { Database } from "sql.js";
 import { runCompiled } from "./query-engine.js";
-import { type FieldType, OBJECTS, type ObjectDef, SCHEMA } from "./schema.js";
+import { type FieldType, type ObjectDef, SCHEMA, type Schema } from "./schema.js";
 import { SfError } from "./sf-error.js";
 import { TokenStream, tokenize } from "./soql-lexer.js";
 import { type OrderItem, parseCondition, type SelectItem, type SoqlQuery } from "./soql-parser.js";
@@ -142,25 +142,34 @@ function expectNumber(ts: TokenStream): string {
 }
 
 /** Run a SOSL search over the org. */
-export function runSosl(db: Database, text: string, today: string, maxRecords = 200): SearchResult {
+export function runSosl(
+  db: Database,
+  text: string,
+  today: string,
+  maxRecords = 200,
+  schema: Schema = SCHEMA,
+): SearchResult {
   if (typeof text !== "string" || !text.trim()) throw new SfError("MALFORMED_SEARCH", "empty search");
   const sosl = parseSosl(text);
   const returning: SoslReturning[] = sosl.returning.length
     ? sosl.returning
-    : OBJECTS.filter((o) => searchFields(o, sosl.scope).length > 0).map((o) => ({
-        object: o.name,
-        query: { select: [{ expr: { kind: "field", path: ["Id"] } }], countOnly: false, from: o.name } as SoqlQuery,
-      }));
+    : [...schema.objects.values()]
+        .filter((o) => searchFields(o, sosl.scope).length > 0)
+        .map((o) => ({
+          object: o.name,
+          query: { select: [{ expr: { kind: "field", path: ["Id"] } }], countOnly: false, from: o.name } as SoqlQuery,
+        }));
   const limit = Math.min(sosl.limit ?? 2000, maxRecords);
   const out: Array<Record<string, unknown>> = [];
   let total = 0;
   for (const r of returning) {
-    const obj = SCHEMA.object(r.object);
+    const obj = schema.object(r.object);
     if (!obj) throw new SfError("INVALID_TYPE", `sObject type '${r.object}' is not supported.`);
     const fields = searchFields(obj, sosl.scope);
     if (fields.length === 0) continue;
     const t = translateSoql(r.query, {
       today,
+      schema,
       prefilter: (alias) => {
         const params: string[] = [];
         const ors = sosl.groups.map((g) => {

@@ -86,20 +86,39 @@ function range<A extends { start_date: string; end_date: string }>(a: A): A {
 }
 
 export function crmTools(limits: ResultLimits = {}): Tool<CrmState, any>[] {
-  const t = <P extends z.ZodType>(x: Tool<CrmState, P>) => tool<CrmState, P>(x);
+  // a helper written for the embedded schema meets a loaded org that lacks its table or column: a tool error
+  // the agent can read (SOQL still works), not a crash
+  const t = <P extends z.ZodType>(x: Tool<CrmState, P>) =>
+    tool<CrmState, P>({
+      ...x,
+      execute: (a, ctx) => {
+        try {
+          return x.execute(a, ctx);
+        } catch (e) {
+          const m = e instanceof Error ? /^no such (table|column): (\S+)/.exec(e.message) : null;
+          if (m) {
+            throw new ToolError(
+              `${x.name} is not available on this org (it has no ${m[1]} ${m[2]}); use issue_soql_query instead`,
+            );
+          }
+          throw e;
+        }
+      },
+    });
   return [
     t({
       name: "issue_soql_query",
       description: SOQL_DESCRIPTION,
       parameters: z.object({ query: text(10_000).describe("the SOQL query") }),
-      execute: (a, { state }) => sf(() => runSoql(state.session.reader, a.query, state.session.today, limits)),
+      execute: (a, { state }) =>
+        sf(() => runSoql(state.session.reader, a.query, state.session.today, limits, state.session.schema)),
     }),
     t({
       name: "issue_sosl_query",
       description: SOSL_DESCRIPTION,
       parameters: z.object({ search: text(4_000).describe("the SOSL search") }),
       execute: (a, { state }) =>
-        sf(() => runSosl(state.session.reader, a.search, state.session.today, limits.maxRecords)),
+        sf(() => runSosl(state.session.reader, a.search, state.session.today, limits.maxRecords, state.session.schema)),
     }),
     t({
       name: "get_cases_by_date_range",
@@ -276,7 +295,7 @@ export function crmTools(limits: ResultLimits = {}): Tool<CrmState, any>[] {
     t({
       name: "update_record",
       description:
-        "Update fields of one record (e.g. a Case's Status or OwnerId). Only Account, Contact, Case, Opportunity, OpportunityLineItem, Order and OrderItem are writable; changes stay in this session.",
+        "Update fields of one record (e.g. a Case's Status or OwnerId). Only Account, Contact, Case, Opportunity, OpportunityLineItem, Order, OrderItem, Lead, Quote and QuoteLineItem are writable; changes stay in this session.",
       parameters: z.object({
         object: text(80),
         record_id: id,

@@ -7,6 +7,7 @@
  * accepts, so only cells present in either file are visited — huge ranges cost nothing extra.
  */
 
+import { type EngineOptions, RecalcBudgetError } from "./formula-engine.js";
 import { LazyRecalc } from "./lazy-recalc.js";
 import { compareCellValue, pyValueRepr } from "./py-values.js";
 import { PyError } from "./python.js";
@@ -171,6 +172,11 @@ export interface CompareResult {
   cellsCompared: number;
   /** The gold file could not be read: a dataset problem, not the model's. */
   goldError?: string;
+  /**
+   * The embedded engine could not compute a compared cell (an unsupported function, named here): the result
+   * says nothing about the model. The caller falls back to LibreOffice or reports the case unscorable.
+   */
+  unscorable?: string;
 }
 
 function fail(message: string, extra: Partial<CompareResult> = {}): CompareResult {
@@ -206,9 +212,31 @@ export function compareWorkbooks(
     return fail(`output file unreadable: ${(e as Error).message}`);
   }
   try {
-    const reader = options.recalcOutput && proc.hasFormulas() ? new LazyRecalc(proc) : proc;
-    return compareOpened(gt, proc, reader, answerPosition);
+    const reader = options.recalcOutput && proc.hasFormulas() ? new LazyRecalc(proc, options.engine) : proc;
+    // gold formula cells Excel left without a cached value are computed, never compared as empty
+    const goldReader =
+      options.recalcGold !== false && gt.hasFormulas()
+        ? new LazyRecalc(gt, { ...options.engine, onlyMissing: true })
+        : gt;
+    const r = compareOpened(goldReader, gt, proc, reader, answerPosition);
+    const unscorable = [
+      ...(goldReader instanceof LazyRecalc ? goldReader.unscorable.map((u) => `gold ${u}`) : []),
+      ...(reader instanceof LazyRecalc ? reader.unscorable : []),
+    ];
+    if (!r.pass && reader instanceof LazyRecalc && reader.errors.length) {
+      // never thrown away: why a recalculated cell may differ
+      r.message += `; recalculation: ${reader.errors.slice(0, 3).join("; ")}`;
+    }
+    if (unscorable.length) {
+      return {
+        ...r,
+        pass: false,
+        unscorable: `the embedded engine cannot evaluate ${unscorable.slice(0, 3).join("; ")}`,
+      };
+    }
+    return r;
   } catch (e) {
+    if (e instanceof RecalcBudgetError) return fail(e.message, { unscorable: e.message });
     if (e instanceof PyError || e instanceof XlsxReadError) return fail(e.message);
     throw e;
   }
@@ -220,13 +248,23 @@ export interface CompareOptions {
    * compared formula cells and what they depend on), as the official pipeline recalculates before comparing.
    */
   recalcOutput?: boolean;
+  /** Compute gold formula cells that have no cached value (default true). */
+  recalcGold?: boolean;
+  /** Engine limits (time budget). */
+  engine?: EngineOptions;
 }
 
 interface CellReader {
   readCells(sheet: string, rects: Rect[]): SheetCells;
 }
 
-function compareOpened(gt: XlsxValues, proc: XlsxValues, reader: CellReader, answerPosition: unknown): CompareResult {
+function compareOpened(
+  goldReader: CellReader,
+  gt: XlsxValues,
+  proc: XlsxValues,
+  reader: CellReader,
+  answerPosition: unknown,
+): CompareResult {
   const parts = splitAnswerPosition(answerPosition);
   const mismatches: CellMismatch[] = [];
   let cellsCompared = 0;
@@ -252,7 +290,7 @@ function compareOpened(gt: XlsxValues, proc: XlsxValues, reader: CellReader, ans
     }
     const rect: Rect =
       spec.kind === "cell" ? { minCol: spec.col, minRow: spec.row, maxCol: spec.col, maxRow: spec.row } : spec.rect;
-    const a = gt.readCells(sheet, [rect]);
+    const a = goldReader.readCells(sheet, [rect]);
     const b = reader.readCells(sheet, [rect]);
     const bad: number[] = [];
     const visit = (k: number) => {

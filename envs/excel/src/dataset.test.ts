@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatasetError } from "@benchmax/core";
 import { describe, expect, it } from "vitest";
-import { fixturesDir, loadExcelTasks, parseExcelRow } from "./dataset.js";
+import { fixturesDir, loadExcelTasks, parseExcelRow, taskWarnings } from "./dataset.js";
 
 const fx = fixturesDir();
 const src = (id: string, n: number, kind: string) =>
@@ -66,10 +66,13 @@ describe("SpreadsheetBench loading", () => {
     expect(() => parseExcelRow({ ...row, answer_position: 5 }, where, fx)).toThrow(
       /dataset.json\[0\]: answer_position/,
     );
-    expect(() => parseExcelRow({ ...row, answer_position: "A:B" }, where, fx)).toThrow(
-      /answer_position cannot be scored/,
+    // a string the official code cannot parse is kept (its cases fail), with a warning
+    const sb = join(fx, "spreadsheetbench");
+    expect(taskWarnings(parseExcelRow({ ...row, answer_position: "A:B" }, where, sb))[0]).toMatch(
+      /answer_position "A:B" cannot be parsed by the official evaluation.*every test case of this task fails/,
     );
-    expect(() => parseExcelRow({ ...row, answer_position: "a!b!A1" }, where, fx)).toThrow(/answer_position/);
+    expect(taskWarnings(parseExcelRow({ ...row, answer_position: "a!b!A1" }, where, sb))).toHaveLength(1);
+    expect(taskWarnings(parseExcelRow(row, where, sb))).toEqual([]);
     const { spreadsheet_path: _s, ...noPath } = row;
     expect(() => parseExcelRow(noPath, where, fx)).toThrow(/spreadsheet_path/);
     expect(() => parseExcelRow("not an object", where, fx)).toThrow(DatasetError);

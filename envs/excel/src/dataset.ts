@@ -2,6 +2,11 @@
  * SpreadsheetBench loading: `dataset.json` rows with test cases `{n}_{id}_input.xlsx` / `{n}_{id}_answer.xlsx`
  * (n = 1..3) under `spreadsheet_path`, and the verified-400 layout (`1_{id}_init.xlsx` / `1_{id}_golden.xlsx`,
  * `prompt.txt`). Rows are accepted unchanged.
+ *
+ * A row whose `answer_position` the official evaluation cannot parse (two "!" in a part, a whole-column range like
+ * `A:G`, a full-width colon, a space after a comma, …) is kept: the official loop catches the exception and counts
+ * each of its test cases as False, and so does the compare here. The row carries a warning (`meta.warnings`) that
+ * `validate` prints, and the rest of the dataset runs.
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
@@ -44,6 +49,19 @@ export const spreadsheetBenchRow = z
   .passthrough();
 
 export type SpreadsheetBenchRow = z.infer<typeof spreadsheetBenchRow>;
+
+/** The warning for an answer_position every test case of which fails in the official evaluation, if any. */
+export function answerPositionWarning(answerPosition: string): string | undefined {
+  const problem = answerPositionProblem(answerPosition);
+  if (!problem) return undefined;
+  return `answer_position ${JSON.stringify(answerPosition)} cannot be parsed by the official evaluation (${problem}): every test case of this task fails, as in the official loop`;
+}
+
+/** The dataset warnings a task carries (e.g. an answer_position that always fails). */
+export function taskWarnings(task: { meta?: Record<string, unknown> }): string[] {
+  const w = task.meta?.warnings;
+  return Array.isArray(w) ? w.filter((x): x is string => typeof x === "string") : [];
+}
 
 /** The folder of the file a `where` (`path[3]` or `path:4`) points into. */
 function baseDirOf(where: string | undefined): string {
@@ -122,9 +140,7 @@ const plainExcelRow = z.object({
 export function parseExcelRow(row: unknown, where?: string, baseDir = baseDirOf(where)): ExcelTask {
   if (isPlainRow(row)) {
     const r = parseWithSchema(plainExcelRow, row, where);
-    const problem = answerPositionProblem(r.ground_truth.answer_position);
-    if (problem)
-      throw new DatasetError(`answer_position cannot be scored: ${problem}`, where, "ground_truth.answer_position");
+    const warning = answerPositionWarning(r.ground_truth.answer_position);
     const abs = (p: string) => (isAbsolute(p) ? p : resolve(baseDir, p));
     for (const [i, c] of r.ground_truth.cases.entries()) {
       for (const f of [c.input, c.answer]) {
@@ -143,13 +159,12 @@ export function parseExcelRow(row: unknown, where?: string, baseDir = baseDirOf(
         inputs: r.ground_truth.cases.map((c) => abs(c.input)),
         caseNumbers: r.ground_truth.cases.map((_, i) => i + 1),
       },
-      meta: { answer_position: r.ground_truth.answer_position },
+      meta: { answer_position: r.ground_truth.answer_position, ...(warning ? { warnings: [warning] } : {}) },
     };
   }
   const r = parseWithSchema(spreadsheetBenchRow, row, where);
   const id = String(r.id);
-  const problem = answerPositionProblem(r.answer_position);
-  if (problem) throw new DatasetError(`answer_position cannot be scored: ${problem}`, where, "answer_position");
+  const warning = answerPositionWarning(r.answer_position);
   const dir = isAbsolute(r.spreadsheet_path) ? r.spreadsheet_path : resolve(baseDir, r.spreadsheet_path);
   const cases = findCases(dir, id, where);
   let instruction = r.instruction;
@@ -168,7 +183,7 @@ export function parseExcelRow(row: unknown, where?: string, baseDir = baseDirOf(
       answers: cases.map((c) => c.answer),
     },
     init: { inputs: cases.map((c) => c.input), caseNumbers: cases.map((c) => c.n) },
-    meta: { ...rest, instruction, test_cases: cases.length },
+    meta: { ...rest, instruction, test_cases: cases.length, ...(warning ? { warnings: [warning] } : {}) },
   };
 }
 
@@ -180,7 +195,10 @@ export function fixturesDir(): string {
 }
 
 /** Load tasks from a SpreadsheetBench folder (with dataset.json) or a dataset file; no source = the fixtures. */
-export async function loadExcelTasks(source?: string, options: LoadTasksOptions = {}): Promise<ExcelTask[]> {
+export async function loadExcelTasks(
+  source?: string,
+  options: LoadTasksOptions & { quiet?: boolean } = {},
+): Promise<ExcelTask[]> {
   if (source === undefined) {
     // the bundled fixtures: the SpreadsheetBench layout, then the verified-400 layout
     const a = await loadExcelTasks(join(fixturesDir(), "spreadsheetbench"));
@@ -199,11 +217,23 @@ export async function loadExcelTasks(source?: string, options: LoadTasksOptions 
   const limited = options.limit !== undefined ? rows.slice(0, options.limit) : rows;
   const base = dirname(resolve(file));
   const seen = new Map<string, string>();
-  return limited.map((r) => {
+  const tasks = limited.map((r) => {
     const t = parseExcelRow(r.row, r.where, base);
     if (seen.has(t.id))
       throw new DatasetError(`duplicate task id "${t.id}" (first at ${seen.get(t.id)})`, r.where, "id");
     seen.set(t.id, r.where);
     return t;
   });
+  const warned = tasks.filter((t) => taskWarnings(t).length > 0);
+  if (warned.length > 0 && options.quiet !== true) {
+    process.stderr.write(
+      `[env-excel] ${warned.length} of ${tasks.length} rows of ${file} have an answer_position the official evaluation cannot parse (ids ${warned
+        .slice(0, 5)
+        .map((t) => t.id)
+        .join(
+          ", ",
+        )}${warned.length > 5 ? ", …" : ""}); their test cases fail, as in the official loop. \`benchmax validate excel ${source}\` lists them.\n`,
+    );
+  }
+  return tasks;
 }

@@ -16,13 +16,17 @@ import { type ExcelTask, fixturesDir, loadExcelTasks, parseExcelRow } from "./da
 import { findSoffice, LibreOfficeRecalc } from "./libreoffice.js";
 import { excelReferencePolicy } from "./reference-policy.js";
 import { type Scorer, scoreOneCase, scoreRollout } from "./reward.js";
+import { pythonAvailable } from "./run-python.js";
 import {
+  DEFAULT_TOOL_FAMILIES,
   dropSnapshot,
   type ExcelState,
   excelTools,
   type RecalcMode,
   snapshotFor,
+  TOOL_FAMILIES,
   type ToolConfig,
+  type ToolFamily,
   WORKBOOK_FILE,
 } from "./tools.js";
 
@@ -31,9 +35,21 @@ export interface ExcelEnvOptions {
   dataset?: string;
   /** How formulas get cached values before scoring: "embedded" (default), "libreoffice" or "none". */
   recalc?: RecalcMode;
-  /** run_code limits. */
+  /**
+   * Which tools the model sees: a comma-separated list of "structured" (the workbook operations), "js" (run_code),
+   * "python" (run_python, openpyxl), or "all". Default "structured,js". list_sheets and read_range are always there.
+   */
+  tools?: string;
+  /** run_code limits: time, V8 heap, whole data segment (memory outside the heap included), disk writes. */
   runCodeTimeoutMs?: number;
   runCodeMemoryMb?: number;
+  runCodeMaxMemoryMb?: number;
+  runCodeDiskMb?: number;
+  /** run_python limits: time, address space, disk writes; and the interpreter (default /usr/bin/python3). */
+  runPythonTimeoutMs?: number;
+  runPythonMemoryMb?: number;
+  runPythonDiskMb?: number;
+  python?: string;
   /** LibreOffice: binary, per-file time limit, concurrent conversions. */
   soffice?: string;
   libreofficeTimeoutMs?: number;
@@ -47,6 +63,44 @@ JavaScript against the workbook with run_code. Only the cells named by the answe
 expected workbook; write the results there. Your changes are also replayed on other versions of the workbook with
 different data, so prefer formulas or code that compute the result from the data over typed-in constants.
 When the workbook is done, reply with a short summary and no tool call.`;
+
+/** The system prompt for a tool selection (the default selection gets SYSTEM_PROMPT unchanged). */
+export function systemPromptFor(families: readonly ToolFamily[]): string {
+  const has = (f: ToolFamily) => families.includes(f);
+  if (has("structured") && has("js") && !has("python")) return SYSTEM_PROMPT;
+  const ways: string[] = [];
+  if (has("structured"))
+    ways.push(
+      'write values or formulas (strings starting with "="), insert or delete rows and columns, add/rename/delete sheets, set number formats',
+    );
+  if (has("js")) ways.push("run JavaScript against the workbook with run_code (exceljs)");
+  if (has("python"))
+    ways.push("run Python against the workbook with run_python (openpyxl; save the workbook to workbook_path)");
+  return `You are a spreadsheet expert working on an Excel workbook through tools.
+Inspect the workbook (list_sheets, read_range), then change it to fulfil the instruction: ${ways.join("; or ")}.
+Only the cells named by the answer position are checked, against the expected workbook; write the results there.
+Your changes are also replayed on other versions of the workbook with different data, so prefer formulas or code
+that compute the result from the data over typed-in constants.
+When the workbook is done, reply with a short summary and no tool call.`;
+}
+
+/** Parse the `tools` option: "structured,js,python", "all", … */
+export function parseToolFamilies(v: unknown): ToolFamily[] {
+  if (v === undefined || v === "") return [...DEFAULT_TOOL_FAMILIES];
+  const parts = String(v)
+    .split(",")
+    .map((p) => p.trim().toLowerCase())
+    .filter(Boolean);
+  const out = new Set<ToolFamily>();
+  for (const p of parts) {
+    if (p === "all") for (const f of TOOL_FAMILIES) out.add(f);
+    else if (p === "javascript") out.add("js");
+    else if ((TOOL_FAMILIES as readonly string[]).includes(p)) out.add(p as ToolFamily);
+    else throw new UsageError(`excel: option tools: unknown tool family "${p}" (use structured, js, python or all)`);
+  }
+  if (out.size === 0) throw new UsageError("excel: option tools names no tool family");
+  return TOOL_FAMILIES.filter((f) => out.has(f));
+}
 
 function num(v: unknown, name: string): number | undefined {
   if (v === undefined) return undefined;
@@ -64,11 +118,26 @@ export function resolveOptions(options: EnvOptions = {}): Required<Pick<ExcelEnv
   if (recalc === "libreoffice" && !(options.soffice ?? findSoffice())) {
     throw new UsageError("excel: recalc=libreoffice needs LibreOffice (soffice) installed; use recalc=embedded");
   }
+  const families = parseToolFamilies(options.tools);
+  if (families.includes("python")) {
+    const py = pythonAvailable(options.python as string | undefined);
+    if (!py.ok)
+      throw new UsageError(
+        `excel: tools=${String(options.tools)} asks for run_python, which cannot run here: ${py.reason}`,
+      );
+  }
   return {
     dataset: options.dataset as string | undefined,
     recalc: recalc as RecalcMode,
+    tools: families.join(","),
     runCodeTimeoutMs: num(options.runCodeTimeoutMs, "runCodeTimeoutMs"),
     runCodeMemoryMb: num(options.runCodeMemoryMb, "runCodeMemoryMb"),
+    runCodeMaxMemoryMb: num(options.runCodeMaxMemoryMb, "runCodeMaxMemoryMb"),
+    runCodeDiskMb: num(options.runCodeDiskMb, "runCodeDiskMb"),
+    runPythonTimeoutMs: num(options.runPythonTimeoutMs, "runPythonTimeoutMs"),
+    runPythonMemoryMb: num(options.runPythonMemoryMb, "runPythonMemoryMb"),
+    runPythonDiskMb: num(options.runPythonDiskMb, "runPythonDiskMb"),
+    python: options.python as string | undefined,
     soffice: options.soffice as string | undefined,
     libreofficeTimeoutMs: num(options.libreofficeTimeoutMs, "libreofficeTimeoutMs"),
     libreofficeConcurrency: num(options.libreofficeConcurrency, "libreofficeConcurrency"),
@@ -78,9 +147,22 @@ export function resolveOptions(options: EnvOptions = {}): Required<Pick<ExcelEnv
 /** Create the excel env. */
 export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
   const opts = resolveOptions(options);
+  const families = parseToolFamilies(opts.tools);
   const cfg: ToolConfig = {
     recalc: opts.recalc,
-    runCode: { timeoutMs: opts.runCodeTimeoutMs, maxOldSpaceMb: opts.runCodeMemoryMb },
+    families,
+    runCode: {
+      timeoutMs: opts.runCodeTimeoutMs,
+      maxOldSpaceMb: opts.runCodeMemoryMb,
+      maxMemoryMb: opts.runCodeMaxMemoryMb,
+      maxDiskMb: opts.runCodeDiskMb,
+    },
+    runPython: {
+      timeoutMs: opts.runPythonTimeoutMs,
+      maxMemoryMb: opts.runPythonMemoryMb,
+      maxDiskMb: opts.runPythonDiskMb,
+      python: opts.python,
+    },
   };
   let lo: LibreOfficeRecalc | undefined;
   const scorer: Scorer = {
@@ -99,7 +181,7 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
     name: "excel",
     description:
       "SpreadsheetBench spreadsheet manipulation through workbook tools, scored like the official evaluation",
-    systemPrompt: SYSTEM_PROMPT,
+    systemPrompt: systemPromptFor(families),
     tools: excelTools(cfg),
     toolTimeoutMs: 60_000,
     async initState(task, rolloutId) {
@@ -141,9 +223,10 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
   });
 }
 
-const excelModule: EnvModule<ExcelTask> = defineEnvModule({
+const excelModule: EnvModule<ExcelTask, EnvOptions, Env<ExcelTask>> = defineEnvModule({
   name: "excel",
-  description: "SpreadsheetBench spreadsheet manipulation (exceljs tools, run_code sandbox, official scoring)",
+  description:
+    "SpreadsheetBench spreadsheet manipulation (exceljs tools, run_code and run_python sandboxes, official scoring)",
   createEnv: (options?: EnvOptions) => createExcelEnv(options),
 });
 
@@ -152,15 +235,17 @@ export default excelModule;
 export type { CellMismatch, CompareResult } from "./compare.js";
 export { answerPositionProblem, compareWorkbooks, parseRange, splitAnswerPosition } from "./compare.js";
 export type { ExcelGold, ExcelInit, ExcelTask } from "./dataset.js";
-export { fixturesDir, loadExcelTasks, parseExcelRow } from "./dataset.js";
+export { answerPositionWarning, fixturesDir, loadExcelTasks, parseExcelRow, taskWarnings } from "./dataset.js";
 export { findSoffice, LibreOfficeRecalc } from "./libreoffice.js";
 export type { PyValue } from "./py-values.js";
 export { compareCellValue, transformValue } from "./py-values.js";
 export { pyFloatFromString, pyRound } from "./python.js";
 export { recalcWorkbook } from "./recalc.js";
 export { excelReferencePolicy } from "./reference-policy.js";
-export { networkIsolated, runCode } from "./run-code.js";
-export type { ExcelState, RecalcMode, RecordedCall } from "./tools.js";
+export { networkIsolated, runCode, runCodeIsolation } from "./run-code.js";
+export { pythonAvailable, runPython } from "./run-python.js";
+export { jailAvailable } from "./sandbox/jail.js";
+export type { ExcelState, RecalcMode, RecordedCall, ToolFamily } from "./tools.js";
 export { XlsxValues } from "./xlsx-values.js";
 
 /** Whether the bundled fixtures are present (they ship in the package). */
@@ -180,4 +265,9 @@ function refuseGoldInputs(task: ExcelTask): void {
   }
 }
 
+// H6: the embedded formula engine's corpora and fidelity figures (bench/excel.mjs)
+export { corpusFidelity, type Fidelity } from "./corpus/fidelity.js";
+export { CORPUS, corpusWorkbook, EXCEL_ONLY } from "./corpus/formula-corpus.js";
+export { STRIPPED_BOOKS, strippedBook } from "./corpus/stripped-corpus.js";
+export { RecalcBudgetError } from "./formula-engine.js";
 export { pythonWithOpenpyxl } from "./py-env.js";

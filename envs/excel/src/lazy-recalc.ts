@@ -1,18 +1,41 @@
 /**
  * Recalculation for the scorer without loading the workbook into exceljs: straight from the sheet XML, only the
  * formula cells the answer position names are evaluated — with every formula they depend on — by the same engine
- * as the embedded recalculation. For the compared cells this gives what a full recalculation gives.
+ * as the embedded recalculation. For the compared cells this gives what a full recalculation gives. Shared
+ * formulas are expanded, array (CSE) formulas are evaluated as arrays and fill their area, defined names resolve.
  */
 import { createRequire } from "node:module";
-import { type EngineVal, FormulaEngine, type FormulaSource } from "./formula-engine.js";
+import {
+  type EngineOptions,
+  type EngineVal,
+  FormulaEngine,
+  FormulaIndex,
+  type FormulaSource,
+} from "./formula-engine.js";
 import { fromExcel, type PyValue } from "./py-values.js";
 import { PyError } from "./python.js";
-import { cellKey, columnLetters, type RawCell, type Rect, type SheetCells, type XlsxValues } from "./xlsx-values.js";
+import {
+  cellKey,
+  columnIndex,
+  columnLetters,
+  type RawCell,
+  type Rect,
+  type SheetCells,
+  type TableDef,
+  type XlsxValues,
+} from "./xlsx-values.js";
 
 const require = createRequire(import.meta.url);
 const { slideFormula } = require("exceljs/lib/utils/shared-formula.js") as {
   slideFormula(formula: string, from: string, to: string): string;
 };
+
+interface ArrayArea {
+  row: number;
+  col: number;
+  rows: number;
+  cols: number;
+}
 
 interface SheetModel {
   cells: Map<number, RawCell>;
@@ -21,31 +44,65 @@ interface SheetModel {
   maxCol: number;
   formulas: Map<number, string>;
   formulaList: Array<[number, number]>;
+  index: FormulaIndex;
+  /** Array-formula area of each cell inside one. */
+  arrays: Map<number, ArrayArea>;
 }
 
 const F_RE = /<(?:[\w.-]+:)?f\b([^>]*?)(?:\/>|>([\s\S]*?)<\/(?:[\w.-]+:)?f>)/;
 const decode = (s: string) =>
   s.replace(/&(amp|lt|gt|quot|apos);/g, (_m, n: string) => ({ amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" })[n]!);
 
+export interface LazyRecalcOptions extends EngineOptions {
+  /** Recompute only formula cells without a cached value (gold files); others keep what the file holds. */
+  onlyMissing?: boolean;
+}
+
 /** Reads cells with formulas recalculated, for one workbook. */
 export class LazyRecalc {
   private readonly models = new Map<string, SheetModel>();
   private readonly byLower = new Map<string, string>();
+  private readonly names = new Map<string, string>();
+  private tablesByName?: Map<string, TableDef>;
   private readonly engine: FormulaEngine;
+  /** Compared cells the engine could not compute (unsupported functions), with why. */
+  readonly unscorable: string[] = [];
 
-  constructor(private readonly book: XlsxValues) {
+  constructor(
+    private readonly book: XlsxValues,
+    private readonly options: LazyRecalcOptions = {},
+  ) {
     for (const n of book.sheetNames) if (!book.isChartsheet(n)) this.byLower.set(n.toLowerCase(), n);
+    try {
+      for (const d of book.definedNames()) {
+        const key = `${d.sheet ?? ""}\u0000${d.name.toUpperCase()}`;
+        this.names.set(key, d.text);
+      }
+    } catch {
+      // no readable defined names: formulas using them evaluate to #NAME?
+    }
     const src: FormulaSource = {
       resolveSheet: (name) => this.byLower.get(name.toLowerCase()),
       formula: (s, r, c) => this.model(s).formulas.get(cellKey(r, c)),
-      formulaCellsIn: (s, r1, c1, r2, c2) =>
-        this.model(s).formulaList.filter(([r, c]) => r >= r1 && r <= r2 && c >= c1 && c <= c2),
+      formulaCellsIn: (s, r1, c1, r2, c2) => this.model(s).index.cellsIn(r1, c1, r2, c2),
       literal: (s, r, c) => this.engineValue(s, r, c),
       bounds: (s) => this.model(s),
-      cached: (s, r, c) => this.engineValue(s, r, c),
       label: (s, r, c) => `${s}!${columnLetters(c)}${r}`,
+      arrayOf: (s, r, c) => this.model(s).arrays.get(cellKey(r, c)),
+      definedName: (name, sheet) => this.names.get(`${sheet}\u0000${name}`) ?? this.names.get(`\u0000${name}`),
+      table: (name) => {
+        if (!this.tablesByName) {
+          this.tablesByName = new Map();
+          try {
+            for (const t of book.tables()) this.tablesByName.set(t.name.toLowerCase(), t);
+          } catch {
+            // unreadable table parts: structured references stay unsupported
+          }
+        }
+        return this.tablesByName.get(name.toLowerCase());
+      },
     };
-    this.engine = new FormulaEngine(src);
+    this.engine = new FormulaEngine(src, options);
   }
 
   private engineValue(sheet: string, row: number, col: number): EngineVal {
@@ -60,6 +117,7 @@ export class LazyRecalc {
     if (!m) {
       const raw = this.book.rawCells(name);
       const formulas = new Map<number, string>();
+      const arrays = new Map<number, ArrayArea>();
       const masters = new Map<string, { formula: string; ref: string }>();
       const sharedDeps: Array<[number, string, string]> = [];
       for (const [k, c] of raw.cells) {
@@ -74,17 +132,45 @@ export class LazyRecalc {
             masters.set(si, { formula: text, ref: addr });
             formulas.set(k, text);
           } else sharedDeps.push([k, si, addr]);
-        } else if (text) formulas.set(k, text);
+        } else if (text) {
+          formulas.set(k, text);
+          if (/\bt="array"/.test(attrs)) {
+            const ref = /\bref="([A-Z]+)(\d+)(?::([A-Z]+)(\d+))?"/.exec(attrs);
+            const r2 = ref?.[4] ? Number(ref[4]) : c.row;
+            const c2 = ref?.[3] ? columnIndex(ref[3]) : c.col;
+            const area = { row: c.row, col: c.col, rows: r2 - c.row + 1, cols: c2 - c.col + 1 };
+            for (let r = c.row; r <= r2 && r - c.row < 100_000; r++) {
+              for (let cc = c.col; cc <= c2 && cc - c.col < 1000; cc++) arrays.set(cellKey(r, cc), area);
+            }
+          }
+        }
       }
       for (const [k, si, addr] of sharedDeps) {
         const master = masters.get(si);
         if (master) formulas.set(k, slideFormula(master.formula, master.ref, addr));
       }
+      const index = new FormulaIndex();
       const formulaList = [...formulas.keys()].map((k): [number, number] => [Math.floor(k / 32768), k % 32768]);
-      m = { cells: raw.cells, merges: raw.merges, maxRow: raw.maxRow, maxCol: raw.maxCol, formulas, formulaList };
+      for (const [r, c] of formulaList) index.add(r, c);
+      index.seal();
+      m = {
+        cells: raw.cells,
+        merges: raw.merges,
+        maxRow: raw.maxRow,
+        maxCol: raw.maxCol,
+        formulas,
+        formulaList,
+        index,
+        arrays,
+      };
       this.models.set(name, m);
     }
     return m;
+  }
+
+  /** What went wrong while recalculating (circular references, unsupported functions). */
+  get errors(): readonly string[] {
+    return this.engine.errors;
   }
 
   /** Like `XlsxValues.readCells`, with formula cells recalculated. */
@@ -92,12 +178,32 @@ export class LazyRecalc {
     const out = this.book.readCells(sheet, rects);
     if (this.book.isChartsheet(sheet)) return out;
     const m = this.model(sheet);
-    for (const [row, col] of m.formulaList) {
-      if (!rects.some((r) => row >= r.minRow && row <= r.maxRow && col >= r.minCol && col <= r.maxCol)) continue;
+    const targets: Array<[number, number]> = [];
+    for (const r of rects) targets.push(...m.index.cellsIn(r.minRow, r.minCol, r.maxRow, r.maxCol));
+    // members of array formulas (cells with only a cached value inside an array area)
+    for (const [k, a] of m.arrays) {
+      const row = Math.floor(k / 32768);
+      const col = k % 32768;
+      if (a.row === row && a.col === col) continue;
+      if (rects.some((r) => row >= r.minRow && row <= r.maxRow && col >= r.minCol && col <= r.maxCol))
+        targets.push([row, col]);
+    }
+    for (const [row, col] of targets) {
       const k = cellKey(row, col);
+      if (this.options.onlyMissing && out.get(k) !== null && out.get(k) !== undefined && out.get(k) !== "") continue;
       if (out.get(k) === null && hiddenByMerge(m.merges, row, col)) continue;
       const v = this.engine.evaluate(sheet, row, col);
-      out.set(k, this.engine.isCircular(sheet, row, col) ? null : this.toPy(m.cells.get(k)!, v));
+      if (this.engine.isCircular(sheet, row, col)) {
+        out.set(k, null);
+        continue;
+      }
+      if (this.engine.tainted(sheet, row, col)) {
+        const why = this.engine.unsupported[0] ?? `${sheet}!${columnLetters(col)}${row}`;
+        if (!this.unscorable.includes(why)) this.unscorable.push(why);
+        continue;
+      }
+      const raw = m.cells.get(k) ?? { a: {}, inner: "", row, col };
+      out.set(k, this.toPy(raw, v));
     }
     return out;
   }
@@ -106,6 +212,7 @@ export class LazyRecalc {
   private toPy(raw: RawCell, v: EngineVal): PyValue {
     if (v === null) return 0;
     if (typeof v === "object") return v.error;
+    if (v === "") return null; // an empty text result is stored as an empty <v>, which openpyxl reads as None
     if (typeof v === "boolean" || typeof v === "string") return v;
     const style = this.book.dateStyle(raw);
     if (!style.date) return v;
@@ -124,17 +231,11 @@ function hiddenByMerge(merges: string[], row: number, col: number): boolean {
     const pa = /^([A-Z]+)(\d+)$/.exec(a ?? "");
     const pb = /^([A-Z]+)(\d+)$/.exec(b ?? a ?? "");
     if (!pa || !pb) continue;
-    const c1 = colNum(pa[1]!);
+    const c1 = columnIndex(pa[1]!);
     const r1 = Number(pa[2]);
-    const c2 = colNum(pb[1]!);
+    const c2 = columnIndex(pb[1]!);
     const r2 = Number(pb[2]);
     if (row >= r1 && row <= r2 && col >= c1 && col <= c2 && !(row === r1 && col === c1)) return true;
   }
   return false;
-}
-
-function colNum(s: string): number {
-  let n = 0;
-  for (const ch of s) n = n * 26 + ch.charCodeAt(0) - 64;
-  return n;
 }

@@ -30,47 +30,106 @@ export function findSoffice(): string | null {
 export interface LibreOfficeOptions {
   soffice?: string;
   timeoutMs?: number;
+  /** soffice processes at once (each with its own profile). */
   concurrency?: number;
+  /** Most files converted by one soffice process (default 64). */
+  batchSize?: number;
+  /** How long a free process waits for more files before starting a batch (default 20 ms). */
+  batchWindowMs?: number;
 }
 
+interface Pending {
+  xlsx: Buffer;
+  resolve(b: Buffer): void;
+  reject(e: unknown): void;
+}
+
+/**
+ * Batched recalculation: files waiting while a conversion runs are converted together by the next soffice process
+ * (`--convert-to` takes many files), so LibreOffice's start-up cost (seconds) is paid once per batch, not per file.
+ * A file missing from a batch's output is retried alone once, so one bad file cannot fail the others.
+ */
 export class LibreOfficeRecalc {
   private readonly free: number[] = [];
-  private readonly waiting: Array<(slot: number) => void> = [];
+  private readonly pending: Pending[] = [];
   private readonly soffice: string;
   private readonly timeoutMs: number;
+  private readonly batchSize: number;
+  private readonly windowMs: number;
+  private timer: NodeJS.Timeout | undefined;
+  /** soffice processes started (for benchmarks). */
+  processes = 0;
 
   constructor(options: LibreOfficeOptions = {}) {
     const bin = options.soffice ?? findSoffice();
     if (!bin) throw new InfraError("LibreOffice (soffice) is not installed; use recalc=embedded", { retryable: false });
     this.soffice = bin;
     this.timeoutMs = options.timeoutMs ?? 120_000;
+    this.batchSize = Math.max(1, options.batchSize ?? 64);
+    this.windowMs = Math.max(0, options.batchWindowMs ?? 20);
     const n = Math.max(1, options.concurrency ?? 2);
     for (let i = 0; i < n; i++) this.free.push(i);
   }
 
-  private acquire(): Promise<number> {
-    const slot = this.free.pop();
-    if (slot !== undefined) return Promise.resolve(slot);
-    return new Promise((r) => this.waiting.push(r));
-  }
-
-  private releaseSlot(slot: number): void {
-    const next = this.waiting.shift();
-    if (next) next(slot);
-    else this.free.push(slot);
-  }
-
   /** Open and re-save an xlsx through LibreOffice so its formulas get cached values. */
-  async recalc(xlsx: Buffer): Promise<Buffer> {
-    const slot = await this.acquire();
+  recalc(xlsx: Buffer): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ xlsx, resolve, reject });
+      if (this.pending.length >= this.batchSize || this.windowMs === 0) this.pump();
+      else
+        this.timer ??= setTimeout(() => {
+          this.timer = undefined;
+          this.pump();
+        }, this.windowMs);
+    });
+  }
+
+  private pump(): void {
+    while (this.free.length && this.pending.length) {
+      const slot = this.free.pop()!;
+      const batch = this.pending.splice(0, this.batchSize);
+      void this.runBatch(slot, batch).finally(() => {
+        this.free.push(slot);
+        this.pump();
+      });
+    }
+  }
+
+  private async runBatch(slot: number, batch: Pending[], retry = true): Promise<void> {
+    let outs: Array<Buffer | undefined>;
+    try {
+      outs = await this.convert(
+        slot,
+        batch.map((p) => p.xlsx),
+      );
+    } catch (e) {
+      if (batch.length > 1 && retry) {
+        for (const p of batch) await this.runBatch(slot, [p], false);
+        return;
+      }
+      for (const p of batch) p.reject(e);
+      return;
+    }
+    const missing: Pending[] = [];
+    batch.forEach((p, i) => {
+      const out = outs[i];
+      if (out) p.resolve(out);
+      else missing.push(p);
+    });
+    if (missing.length && batch.length > 1 && retry) {
+      for (const p of missing) await this.runBatch(slot, [p], false);
+    } else for (const p of missing) p.reject(new InfraError("soffice produced no output file"));
+  }
+
+  private async convert(slot: number, files: Buffer[]): Promise<Array<Buffer | undefined>> {
     const dir = await mkdtemp(join(workspaceRoot(), "lo-"));
     try {
       const profile = join(workspaceRoot(), `lo-profile-${slot}`);
       await mkdir(profile, { recursive: true });
-      const input = join(dir, "in", "book.xlsx");
       await mkdir(join(dir, "in"));
       await mkdir(join(dir, "out"));
-      await writeFile(input, xlsx);
+      const inputs = files.map((_, i) => join(dir, "in", `book${i}.xlsx`));
+      await Promise.all(files.map((b, i) => writeFile(inputs[i]!, b)));
       const args = [
         `-env:UserInstallation=${pathToFileURL(profile).href}`,
         "--headless",
@@ -79,8 +138,9 @@ export class LibreOfficeRecalc {
         "xlsx:Calc MS Excel 2007 XML",
         "--outdir",
         join(dir, "out"),
-        input,
+        ...inputs,
       ];
+      this.processes++;
       await new Promise<void>((resolve, reject) => {
         const child = spawn(this.soffice, args, { stdio: ["ignore", "ignore", "pipe"] });
         let err = "";
@@ -99,14 +159,9 @@ export class LibreOfficeRecalc {
           else resolve();
         });
       });
-      try {
-        return await readFile(join(dir, "out", "book.xlsx"));
-      } catch {
-        throw new InfraError("soffice produced no output file");
-      }
+      return await Promise.all(files.map((_, i) => readFile(join(dir, "out", `book${i}.xlsx`)).catch(() => undefined)));
     } finally {
       await rm(dir, { recursive: true, force: true });
-      this.releaseSlot(slot);
     }
   }
 }

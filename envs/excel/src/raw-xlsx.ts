@@ -10,6 +10,8 @@ export interface RawSheet {
   rows: string;
   /** Extra XML after `</sheetData>` (e.g. `<mergeCells>…</mergeCells>`). */
   after?: string;
+  /** Tables ("Format as Table") on this sheet: name, area (header row included) and column names. */
+  tables?: Array<{ name: string; ref: string; columns: string[]; totalsRowCount?: number }>;
 }
 
 export interface RawWorkbook {
@@ -73,12 +75,21 @@ const REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships
 
 export function rawXlsx(wb: RawWorkbook): Buffer {
   const files: Array<[string, string]> = [];
-  const sheetOverrides = wb.sheets
+  const tables = wb.sheets.flatMap((sh, si) => (sh.tables ?? []).map((t) => ({ ...t, si })));
+  const tableOverrides = tables
     .map(
       (_, i) =>
-        `<Override PartName="/xl/worksheets/sheet${i + 1}.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>`,
+        `<Override PartName="/xl/tables/table${i + 1}.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.table+xml"/>`,
     )
     .join("");
+  const sheetOverrides =
+    tableOverrides +
+    wb.sheets
+      .map(
+        (_, i) =>
+          `<Override PartName="/xl/worksheets/sheet${i + 1}.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>`,
+      )
+      .join("");
   files.push([
     "[Content_Types].xml",
     `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>${sheetOverrides}<Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/><Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>`,
@@ -116,11 +127,29 @@ export function rawXlsx(wb: RawWorkbook): Buffer {
     "xl/sharedStrings.xml",
     `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><sst ${NS} count="${ss.length}" uniqueCount="${ss.length}">${ss.map((s) => `<si><t xml:space="preserve">${esc(s)}</t></si>`).join("")}</sst>`,
   ]);
+  tables.forEach((t, i) => {
+    const cols = t.columns.map((c, j) => `<tableColumn id="${j + 1}" name="${esc(c)}"/>`).join("");
+    const totals = t.totalsRowCount ? ` totalsRowCount="${t.totalsRowCount}"` : "";
+    files.push([
+      `xl/tables/table${i + 1}.xml`,
+      `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><table ${NS} id="${i + 1}" name="${esc(t.name)}" displayName="${esc(t.name)}" ref="${t.ref}"${totals}><autoFilter ref="${t.ref}"/><tableColumns count="${t.columns.length}">${cols}</tableColumns><tableStyleInfo name="TableStyleMedium2" showRowStripes="1"/></table>`,
+    ]);
+  });
   wb.sheets.forEach((s, i) => {
+    const mine = tables.map((t, k) => ({ t, k })).filter(({ t }) => t.si === i);
+    const parts = mine.length
+      ? `<tableParts count="${mine.length}">${mine.map((_, j) => `<tablePart r:id="rIdT${j + 1}"/>`).join("")}</tableParts>`
+      : "";
     files.push([
       `xl/worksheets/sheet${i + 1}.xml`,
-      `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet ${NS} ${RNS}><sheetData>${s.rows}</sheetData>${s.after ?? ""}</worksheet>`,
+      `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet ${NS} ${RNS}><sheetData>${s.rows}</sheetData>${s.after ?? ""}${parts}</worksheet>`,
     ]);
+    if (mine.length) {
+      files.push([
+        `xl/worksheets/_rels/sheet${i + 1}.xml.rels`,
+        `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${mine.map(({ k }, j) => `<Relationship Id="rIdT${j + 1}" Type="${REL}/table" Target="../tables/table${k + 1}.xml"/>`).join("")}</Relationships>`,
+      ]);
+    }
   });
   return zipFiles(files);
 }

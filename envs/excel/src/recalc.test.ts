@@ -19,7 +19,7 @@ describe("embedded recalculation", () => {
     ws.getCell("B1").value = { formula: "C1+1" } as ExcelJS.CellFormulaValue;
     ws.getCell("C1").value = 4;
     const r = recalcWorkbook(wb);
-    expect(r).toEqual({ formulas: 2, errors: [] });
+    expect(r).toEqual({ formulas: 2, errors: [], unsupported: [] });
     expect(result(ws, "A1")).toBe(10);
     expect(result(ws, "B1")).toBe(5);
   });
@@ -36,7 +36,7 @@ describe("embedded recalculation", () => {
     expect(result(ws, "A2")).toBe(5);
   });
 
-  it("supports the functions fast-formula-parser lacks", () => {
+  it("supports SUMIFS, COUNTIFS, MEDIAN, MATCH, LARGE, COUNTA, TEXTJOIN and XLOOKUP", () => {
     const { wb, ws } = book();
     [3, 1, 4, 1, 5].forEach((v, i) => {
       ws.getCell(`A${i + 1}`).value = v;
@@ -105,16 +105,18 @@ describe("embedded recalculation", () => {
     expect(recalcWorkbook(wb).errors[0]).toMatch(/circular/);
   });
 
-  it("errors become Excel error values; unknown functions keep a cached value the file already had", async () => {
+  it("errors become Excel error values; an unknown function leaves no value at all, never a stale one", async () => {
     const { wb, ws } = book();
     ws.getCell("A1").value = { formula: "1/0" } as ExcelJS.CellFormulaValue;
     ws.getCell("A2").value = { formula: "NOSUCHFN(1)", result: 42 } as ExcelJS.CellFormulaValue;
-    ws.getCell("A3").value = { formula: "NOSUCHFN(1)" } as ExcelJS.CellFormulaValue;
+    ws.getCell("A3").value = { formula: "A2+1", result: 43 } as ExcelJS.CellFormulaValue;
+    ws.getCell("A4").value = { formula: "1+1", result: 7 } as ExcelJS.CellFormulaValue;
     const r = recalcWorkbook(wb);
     expect(result(ws, "A1")).toEqual({ error: "#DIV/0!" });
-    expect(result(ws, "A2")).toBe(42);
-    expect(result(ws, "A3")).toEqual({ error: "#NAME?" });
-    expect(r.errors.some((e) => e.includes("kept its cached value"))).toBe(true);
+    expect(result(ws, "A2")).toBeUndefined(); // the stale 42 is gone
+    expect(result(ws, "A3")).toBeUndefined(); // depends on it: not trusted either
+    expect(result(ws, "A4")).toBe(2); // unrelated cells still recalculate
+    expect(r.unsupported).toEqual(["Sheet1!A2: =NOSUCHFN(1): function NOSUCHFN"]);
   });
 
   it("translates shared formulas from a loaded file", async () => {
@@ -145,6 +147,50 @@ describe("embedded recalculation", () => {
       '<c r="A4" t="b"><v>1</v></c>',
     ]);
     expect(compareWorkbooks(gold, await saveWorkbook(wb), "A1:A4")).toMatchObject({ pass: true });
+  });
+});
+
+describe("the issue's failing cases", () => {
+  it("SUMPRODUCT(--(A3:A57=C3:C57),B3:B57) compares text case-insensitively, element by element", () => {
+    const { wb, ws } = book();
+    for (let r = 3; r <= 57; r++) {
+      ws.getCell(`A${r}`).value = r % 3 ? "Apple" : "pear";
+      ws.getCell(`C${r}`).value = r % 2 ? "APPLE" : "Pear";
+      ws.getCell(`B${r}`).value = r;
+    }
+    ws.getCell("E1").value = { formula: "SUMPRODUCT(--(A3:A57=C3:C57),B3:B57)" } as ExcelJS.CellFormulaValue;
+    recalcWorkbook(wb);
+    let want = 0;
+    for (let r = 3; r <= 57; r++) if ((r % 3 ? "apple" : "pear") === (r % 2 ? "apple" : "pear")) want += r;
+    expect(result(ws, "E1")).toBe(want);
+  });
+
+  it('IF(A1=0,"",HYPERLINK(…)) evaluates, and an unrelated unsupported formula leaves it alone', () => {
+    const { wb, ws } = book();
+    ws.getCell("A1").value = 0;
+    ws.getCell("A2").value = 3;
+    ws.getCell("B1").value = { formula: 'IF(A1=0,"",HYPERLINK("http://x.y/"&A1,"go"))' } as ExcelJS.CellFormulaValue;
+    ws.getCell("B2").value = { formula: 'IF(A2=0,"",HYPERLINK("http://x.y/"&A2,"go"))' } as ExcelJS.CellFormulaValue;
+    ws.getCell("Z9").value = { formula: 'WEBSERVICE("http://x")' } as ExcelJS.CellFormulaValue;
+    const r = recalcWorkbook(wb);
+    // "" is kept as no cached value by exceljs: openpyxl reads it as None, as it reads Excel's empty <v>
+    expect([result(ws, "B1"), result(ws, "B2")]).toEqual([undefined, "go"]);
+    expect(r.unsupported).toEqual(['Sheet1!Z9: =WEBSERVICE("http://x"): function WEBSERVICE']);
+  });
+
+  it("INDEX over another sheet reads that sheet; PERCENTILE.INC and QUARTILE.INC are not stubs", () => {
+    const { wb, ws } = book();
+    const other = wb.addWorksheet("Other");
+    other.getCell("B2").value = "there";
+    ws.getCell("B2").value = "here";
+    [1, 2, 3, 4, 10].forEach((v, i) => {
+      ws.getCell(`D${i + 1}`).value = v;
+    });
+    ws.getCell("A1").value = { formula: "INDEX(Other!$A$1:$B$2,2,2)" } as ExcelJS.CellFormulaValue;
+    ws.getCell("A2").value = { formula: "_xlfn.PERCENTILE.INC(D1:D5,0.9)" } as ExcelJS.CellFormulaValue;
+    ws.getCell("A3").value = { formula: "_xlfn.QUARTILE.INC(D1:D5,3)" } as ExcelJS.CellFormulaValue;
+    recalcWorkbook(wb);
+    expect([result(ws, "A1"), result(ws, "A2"), result(ws, "A3")]).toEqual(["there", 7.6, 4]);
   });
 });
 

@@ -6,11 +6,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
-import { DatasetError, type ScoreCase, type ScoreContext, type ScoreResult, Workspace } from "@benchmax/core";
+import { DatasetError, EnvError, type ScoreCase, type ScoreContext, type ScoreResult, Workspace } from "@benchmax/core";
 import { type CellMismatch, compareWorkbooks } from "./compare.js";
+import { compareAsync } from "./compare-pool.js";
 import type { ExcelTask } from "./dataset.js";
-import type { LibreOfficeRecalc } from "./libreoffice.js";
-import { recalcWorkbook } from "./recalc.js";
+import { findSoffice, type LibreOfficeRecalc } from "./libreoffice.js";
 import {
   type ExcelState,
   type RecalcMode,
@@ -35,10 +35,32 @@ export interface Scorer {
   libreoffice?: () => LibreOfficeRecalc;
 }
 
+/** LibreOffice, when the env has it configured and soffice is installed (the fallback of the embedded engine). */
+function fallback(scorer: Scorer): LibreOfficeRecalc | undefined {
+  if (!scorer.libreoffice) return undefined;
+  if (scorer.mode !== "libreoffice" && !findSoffice()) return undefined;
+  return scorer.libreoffice();
+}
+
+/** The case cannot be scored: the rollout ends env_error (never a reward of 0 for the model). */
+function unscorable(why: string): EnvError {
+  return new EnvError(
+    `cannot score this case: ${why}; LibreOffice (soffice) is not installed to recalculate it instead`,
+  );
+}
+
+/**
+ * Outputs the embedded engine recalculates lazily in the compare (on a worker thread when the pool runs): only the
+ * compared formula cells and what they depend on are evaluated, so a formula it cannot evaluate elsewhere in the
+ * workbook changes nothing, and one that a compared cell depends on makes the case fall back to LibreOffice (or
+ * unscorable) instead of a wrong value.
+ */
+const lazyOutputs = new WeakSet<Buffer>();
+
 /** The bytes the compare reads for a workbook: recalculated per the mode. */
 export async function finalBytes(wb: Workbook, scorer: Scorer): Promise<Buffer> {
-  if (scorer.mode === "embedded") recalcWorkbook(wb);
   const buf = await saveWorkbook(wb);
+  if (scorer.mode === "embedded") lazyOutputs.add(buf);
   if (scorer.mode === "libreoffice") return scorer.libreoffice!().recalc(buf);
   return buf;
 }
@@ -54,16 +76,30 @@ async function readGold(path: string): Promise<Buffer> {
   }
 }
 
-function judge(
+async function judge(
   n: number,
   gold: Buffer,
   goldPath: string,
   output: Buffer | undefined,
   answerPosition: string,
+  scorer: Scorer,
   recalcOutput = false,
-): CaseOutcome {
-  const r = compareWorkbooks(gold, output, answerPosition, { recalcOutput });
+): Promise<CaseOutcome> {
+  let r = await compareAsync(gold, output, answerPosition, { recalcOutput });
   if (r.goldError) throw new DatasetError(r.goldError, goldPath);
+  if (r.unscorable) {
+    const lo = fallback(scorer);
+    if (!lo) throw unscorable(r.unscorable);
+    // LibreOffice recalculates the output (and the gold file only when its own missing values were the problem)
+    const goldToo = r.unscorable.includes("gold ");
+    const [g, o] = await Promise.all([
+      goldToo ? lo.recalc(gold) : Promise.resolve(gold),
+      output ? lo.recalc(output) : Promise.resolve(undefined),
+    ]);
+    r = compareWorkbooks(g, o, answerPosition, { recalcGold: !goldToo });
+    if (r.goldError) throw new DatasetError(r.goldError, goldPath);
+    if (r.unscorable) throw new EnvError(`cannot score this case: ${r.unscorable}`);
+  }
   return { case: n, pass: r.pass, message: r.message, mismatches: r.mismatches };
 }
 
@@ -111,7 +147,7 @@ export async function scoreRollout(
         }
         throw e;
       }
-      cases.push(judge(n, gold, answers[i]!, output, answerPosition));
+      cases.push(await judge(n, gold, answers[i]!, output, answerPosition, scorer, lazyOutputs.has(output)));
     }
   } finally {
     await Promise.all(scratch.map((w) => w.remove()));
@@ -158,7 +194,7 @@ export async function scoreOneCase(c: ScoreCase, ctx: ScoreContext, scorer: Scor
     }
   }
   // embedded recalculation straight from the XML (compared cells and their dependencies)
-  const r = judge(1, gold, goldPath, output, answerPosition, recalc && scorer.mode === "embedded");
+  const r = await judge(1, gold, goldPath, output, answerPosition, scorer, recalc && scorer.mode === "embedded");
   const pass = r.pass ? 1 : 0;
   return {
     reward: pass,

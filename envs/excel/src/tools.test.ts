@@ -2,7 +2,7 @@ import { readdirSync } from "node:fs";
 import type { ToolResult } from "@benchmax/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ExcelTask } from "./dataset.js";
-import { createExcelEnv } from "./index.js";
+import { createExcelEnv, parseToolFamilies, SYSTEM_PROMPT, systemPromptFor } from "./index.js";
 
 const env = createExcelEnv();
 let task: ExcelTask;
@@ -167,5 +167,31 @@ describe("isolation", () => {
     expect(readdirSync(`${root}/${dirs[0]}`)).toEqual(["workbook.xlsx"]);
     await env.release("iso-d");
     expect(readdirSync(root).filter((d) => d.startsWith("excel-iso-d"))).toEqual([]);
+  });
+});
+
+describe("tool selection (the tools option)", () => {
+  const names = (o: Record<string, unknown>) => {
+    const e = createExcelEnv(o);
+    const n = e.listTools().map((t) => t.name);
+    void e.close();
+    return n;
+  };
+  it("defaults to the structured tools plus run_code; js or structured alone; bad names are usage errors", () => {
+    const all = names({});
+    expect(all).toContain("write_range");
+    expect(all).toContain("run_code");
+    expect(all).not.toContain("run_python");
+    expect(names({ tools: "js" }).sort()).toEqual(["list_sheets", "read_range", "run_code"]);
+    expect(names({ tools: "structured" })).not.toContain("run_code");
+    expect(() => createExcelEnv({ tools: "sql" })).toThrow(/unknown tool family "sql"/);
+  });
+  it("the system prompt names the tools the selection offers", () => {
+    expect(systemPromptFor(parseToolFamilies(undefined))).toBe(SYSTEM_PROMPT);
+    const py = systemPromptFor(parseToolFamilies("python"));
+    expect(py).toMatch(/run_python \(openpyxl; save the workbook to workbook_path\)/);
+    expect(py).not.toMatch(/run_code|write values or formulas/);
+    expect(parseToolFamilies("all")).toEqual(["structured", "js", "python"]);
+    expect(parseToolFamilies("javascript, structured")).toEqual(["structured", "js"]);
   });
 });

@@ -1,4 +1,4 @@
-/** The excel env's tools: structured workbook operations on exceljs, and `run_code`. */
+/** The excel env's tools: structured workbook operations on exceljs, `run_code` (JS) and `run_python` (openpyxl). */
 
 import { readFile, writeFile } from "node:fs/promises";
 import { type Tool, ToolError, tool, Workspace } from "@benchmax/core";
@@ -7,6 +7,7 @@ import type { ExcelTask } from "./dataset.js";
 import { applyOp, listSheets, MUTATING, type OpName, readRange, schemas } from "./operations.js";
 import { recalcWorkbook } from "./recalc.js";
 import { type RunCodeOptions, runCode } from "./run-code.js";
+import { type RunPythonOptions, runPython } from "./run-python.js";
 import { loadWorkbook, saveWorkbook, type Workbook } from "./workbook.js";
 
 export type RecalcMode = "embedded" | "libreoffice" | "none";
@@ -47,9 +48,18 @@ export interface ExcelState {
   detail?: Record<string, unknown>;
 }
 
+/** Tool families a model can be given: the structured workbook operations, run_code (JS), run_python. */
+export type ToolFamily = "structured" | "js" | "python";
+export const TOOL_FAMILIES: readonly ToolFamily[] = ["structured", "js", "python"];
+/** What a model sees unless the `tools` option says otherwise. */
+export const DEFAULT_TOOL_FAMILIES: readonly ToolFamily[] = ["structured", "js"];
+
 export interface ToolConfig {
   recalc: RecalcMode;
   runCode: RunCodeOptions;
+  runPython?: RunPythonOptions;
+  /** Which tool families the model sees (default: structured + js). Replay handles every family regardless. */
+  families?: readonly ToolFamily[];
 }
 
 export const WORKBOOK_FILE = "workbook.xlsx";
@@ -143,7 +153,10 @@ const descriptions: Record<OpName, string> = {
 
 export function excelTools(cfg: ToolConfig): Tool<ExcelState, any>[] {
   const tools: Tool<ExcelState, any>[] = [];
+  const families = new Set(cfg.families ?? DEFAULT_TOOL_FAMILIES);
   for (const name of Object.keys(schemas) as OpName[]) {
+    // list_sheets and read_range stay with any family: a model needs to look at the workbook
+    if (!families.has("structured") && MUTATING.has(name)) continue;
     tools.push(
       tool({
         name,
@@ -172,30 +185,59 @@ export function excelTools(cfg: ToolConfig): Tool<ExcelState, any>[] {
       }),
     );
   }
-  tools.push(
-    tool({
-      name: "run_code",
-      description:
-        "Run JavaScript (async function body) against the workbook: `workbook` is an exceljs Workbook " +
-        "(workbook.getWorksheet(name), ws.getCell('A1').value = 5, ws.getRow(2).values, ws.eachRow(...), " +
-        "{formula: 'SUM(A1:A3)'} for formulas). Changes are saved when the code finishes. console.log output is returned. " +
-        "No filesystem, network or subprocesses; time and memory are limited.",
-      parameters: z.object({ code: z.string().min(1).max(100_000) }),
-      timeoutMs: (cfg.runCode.timeoutMs ?? 10_000) + 10_000,
-      async execute(args: { code: string }, { state }) {
-        await flush(state);
-        const file = await ownFile(state);
-        invalidateSnapshot(state);
-        const { output } = await runCode(file, state.ws!.dir, args.code, cfg.runCode);
-        state.wb = undefined; // reload the rewritten file on next use
-        state.dirty = false;
-        state.stale = true;
-        state.calls.push({ name: "run_code", arguments: { code: args.code } });
-        return output.trim() ? output : "(no output; the workbook was saved)";
-      },
-    }),
-  );
+  if (families.has("js")) tools.push(runCodeTool(cfg));
+  if (families.has("python")) tools.push(runPythonTool(cfg));
   return tools;
+}
+
+function runCodeTool(cfg: ToolConfig): Tool<ExcelState, any> {
+  return tool({
+    name: "run_code",
+    description:
+      "Run JavaScript (async function body) against the workbook: `workbook` is an exceljs Workbook " +
+      "(workbook.getWorksheet(name), ws.getCell('A1').value = 5, ws.getRow(2).values, ws.eachRow(...), " +
+      "{formula: 'SUM(A1:A3)'} for formulas). Changes are saved when the code finishes. console.log output is returned. " +
+      "No filesystem, network or subprocesses; time and memory are limited.",
+    parameters: z.object({ code: z.string().min(1).max(100_000) }),
+    timeoutMs: (cfg.runCode.timeoutMs ?? 10_000) + 10_000,
+    async execute(args: { code: string }, { state }) {
+      await flush(state);
+      const file = await ownFile(state);
+      invalidateSnapshot(state);
+      const { output } = await runCode(file, state.ws!.dir, args.code, cfg.runCode);
+      state.wb = undefined; // reload the rewritten file on next use
+      state.dirty = false;
+      state.stale = true;
+      state.calls.push({ name: "run_code", arguments: { code: args.code } });
+      return output.trim() ? output : "(no output; the workbook was saved)";
+    },
+  });
+}
+
+function runPythonTool(cfg: ToolConfig): Tool<ExcelState, any> {
+  return tool({
+    name: "run_python",
+    description:
+      "Run Python 3 code with openpyxl against the workbook. The workbook file is `workbook_path` " +
+      '("/work/workbook.xlsx"; `input_path` and `output_path` name the same file): load it with ' +
+      "`wb = openpyxl.load_workbook(workbook_path)`, change it, and save it with `wb.save(workbook_path)`; " +
+      "the saved file becomes the workbook when the code finishes without an exception. print() output is returned. " +
+      "Only the standard library and openpyxl are available; no network and no files outside /work; " +
+      "time, memory and disk are limited.",
+    parameters: z.object({ code: z.string().min(1).max(100_000) }),
+    timeoutMs: (cfg.runPython?.timeoutMs ?? 10_000) + 10_000,
+    async execute(args: { code: string }, { state }) {
+      await flush(state);
+      const file = await ownFile(state);
+      invalidateSnapshot(state);
+      const { output } = await runPython(file, state.ws!.dir, args.code, cfg.runPython);
+      state.wb = undefined; // reload the rewritten file on next use
+      state.dirty = false;
+      state.stale = true;
+      state.calls.push({ name: "run_python", arguments: { code: args.code } });
+      return output.trim() ? output : "(no output)";
+    },
+  });
 }
 
 /** Apply recorded calls to another test case's workbook (the same tools, the same order). */
@@ -208,12 +250,13 @@ export async function replayCalls(
   let current = wb;
   for (const [i, call] of calls.entries()) {
     try {
-      if (call.name === "run_code") {
+      if (call.name === "run_code" || call.name === "run_python") {
         const ws = await scratch();
         const file = ws.resolve(WORKBOOK_FILE);
         await writeFile(file, await saveWorkbook(current));
-        await runCode(file, ws.dir, String(call.arguments.code), cfg.runCode);
-        current = await loadWorkbook(await ws.readFile(WORKBOOK_FILE), "the workbook after run_code");
+        if (call.name === "run_code") await runCode(file, ws.dir, String(call.arguments.code), cfg.runCode);
+        else await runPython(file, ws.dir, String(call.arguments.code), cfg.runPython);
+        current = await loadWorkbook(await ws.readFile(WORKBOOK_FILE), `the workbook after ${call.name}`);
       } else if (MUTATING.has(call.name)) {
         const schema = schemas[call.name as OpName];
         applyOp(current, call.name, schema.parse(call.arguments) as Record<string, unknown>);

@@ -13,6 +13,19 @@ export class XlsxReadError extends Error {
   override name = "XlsxReadError";
 }
 
+/** A table's area (header and totals rows included) and its column names. */
+export interface TableDef {
+  name: string;
+  sheet: string;
+  r1: number;
+  c1: number;
+  r2: number;
+  c2: number;
+  headerRows: number;
+  totalsRows: number;
+  columns: string[];
+}
+
 /** A rectangle of cells, 1-based and inclusive. */
 export interface Rect {
   minCol: number;
@@ -234,6 +247,7 @@ export class XlsxValues {
   private readonly zip: ZipReader;
   private readonly sheets = new Map<string, SheetEntry>();
   private readonly wbRels: Map<string, Rel>;
+  private readonly wbPart: string;
   private styles?: Styles;
   private shared?: string[];
 
@@ -248,6 +262,7 @@ export class XlsxValues {
     for (const r of rootRels.values()) if (r.type.endsWith("/officeDocument")) wbPart = r.target;
     if (!this.zip.has(wbPart)) throw new XlsxReadError(`not an xlsx workbook (no ${wbPart})`);
     const wb = this.zip.readText(wbPart);
+    this.wbPart = wbPart;
     this.wbRels = readRels(this.zip, wbPart);
     const pr = tagRe("workbookPr", "").exec(wb);
     const d1904 = pr ? parseAttrs(pr[1]!).date1904 : undefined;
@@ -265,6 +280,59 @@ export class XlsxValues {
       this.sheets.set(a.name, { name: a.name, part: rel.target, chart: rel.type.includes("chartsheet") });
     }
     this.sheetNames = names;
+  }
+
+  /** The tables ("Format as Table") of every worksheet: name, sheet, area and column names. */
+  tables(): TableDef[] {
+    const out: TableDef[] = [];
+    for (const entry of this.sheets.values()) {
+      if (entry.chart) continue;
+      for (const rel of readRels(this.zip, entry.part).values()) {
+        if (!rel.type.endsWith("/table") || !this.zip.has(rel.target)) continue;
+        const xml = this.zip.readText(rel.target);
+        const t = tagRe("table", "").exec(xml);
+        if (!t) continue;
+        const a = parseAttrs(t[1]!);
+        const m = /^([A-Z]+)(\d+):([A-Z]+)(\d+)$/.exec(a.ref ?? "");
+        if (!a.name || !m) continue;
+        const columns: string[] = [];
+        const re = tagRe("tableColumn");
+        for (let c = re.exec(xml); c; c = re.exec(xml)) columns.push(parseAttrs(c[1]!).name ?? "");
+        out.push({
+          name: a.displayName ?? a.name,
+          sheet: entry.name,
+          r1: Number(m[2]),
+          c1: columnIndex(m[1]!),
+          r2: Number(m[4]),
+          c2: columnIndex(m[3]!),
+          headerRows: a.headerRowCount === undefined ? 1 : Number(a.headerRowCount),
+          totalsRows: a.totalsRowCount === undefined ? 0 : Number(a.totalsRowCount),
+          columns,
+        });
+      }
+    }
+    return out;
+  }
+
+  /** The workbook's defined names: `{name, sheet (for a sheet-local name), text}`. */
+  definedNames(): Array<{ name: string; sheet?: string; text: string }> {
+    const out: Array<{ name: string; sheet?: string; text: string }> = [];
+    const wbPart = this.wbPart;
+    const xml = this.zip.readText(wbPart);
+    const re = /<(?:[\w.-]+:)?definedName\b([^>]*)>([\s\S]*?)<\/(?:[\w.-]+:)?definedName>/g;
+    const all = tagRe("sheet");
+    const order: string[] = [];
+    for (let m = all.exec(xml); m; m = all.exec(xml)) {
+      const a = parseAttrs(m[1]!);
+      if (a.name !== undefined) order.push(a.name);
+    }
+    for (let m = re.exec(xml); m; m = re.exec(xml)) {
+      const a = parseAttrs(m[1]!);
+      if (!a.name) continue;
+      const local = a.localSheetId !== undefined ? order[Number(a.localSheetId)] : undefined;
+      out.push({ name: a.name, sheet: local, text: decodeXml(m[2]!) });
+    }
+    return out;
   }
 
   /** Whether any worksheet holds a formula (`<f>`): without one, recalculation cannot change a value. */

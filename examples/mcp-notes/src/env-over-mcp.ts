@@ -1,14 +1,16 @@
-import { type Env, EnvError, type Task } from "@benchmax/core";
-import { McpEnv, REWARD_TOOL, START_TOOL, serveMcpHttp } from "@benchmax/mcp";
+import type { Env, Task } from "@benchmax/core";
+import { type HarnessRollout, McpEnv, McpHarnessClient, serveMcpHttp } from "@benchmax/mcp";
 
 /**
  * Any benchmax env with its tools served over MCP, used back through McpEnv: `serveMcpHttp(env)` exposes the env
- * (one MCP session per rollout), and McpEnv leases one session per rollout, starts the episode on the rollout's
- * task with `benchmax_start`, forwards the model's tool calls, and scores with `benchmax_reward`. In a fleet, replace
- * the local server with `benchmax serve <env> --mcp --port P` pods and pass their endpoints.
+ * (one MCP session per rollout), and McpEnv leases one session per rollout, puts it on the rollout's task through the
+ * server's harness channel (`McpHarnessClient`, never a tool the model sees), forwards the model's tool calls, and
+ * scores there. In a fleet, replace the local server with `benchmax serve <env> --mcp --port P --token T` pods.
  */
 export async function envOverMcp<T extends Task>(inner: Env<T>, options: { sessions?: number } = {}) {
   const served = await serveMcpHttp(inner, { port: 0 });
+  const harness = new McpHarnessClient(served.url);
+  const rollouts = new Map<string, HarnessRollout>();
   const env = await McpEnv.create<T>({
     name: `${inner.name}-over-mcp`,
     systemPrompt: inner.systemPrompt,
@@ -17,18 +19,21 @@ export async function envOverMcp<T extends Task>(inner: Env<T>, options: { sessi
       [inner.name]: {
         // one URL serves many sessions: list it once per concurrent rollout
         endpoints: Array.from({ length: options.sessions ?? 4 }, () => ({ type: "http" as const, url: served.url })),
-        exclude: [START_TOOL, REWARD_TOOL],
         reset: "restart",
       },
     },
     setup: async (ctx) => {
-      await ctx.server().callTool(START_TOOL, { task_id: ctx.task.id });
+      const session = (ctx.server().connection.transport as { sessionId?: string }).sessionId;
+      rollouts.set(ctx.rolloutId, await harness.create({ taskId: ctx.task.id, session }));
     },
     reward: async (ctx) => {
-      const r = await ctx.server().callTool(REWARD_TOOL, { answer: ctx.completion });
-      const scored = r.metadata?.structuredContent as { rewards?: Record<string, number> } | undefined;
-      if (r.isError || !scored?.rewards) throw new EnvError(`${REWARD_TOOL} failed: ${JSON.stringify(r.content)}`);
-      return scored.rewards;
+      const r = rollouts.get(ctx.rolloutId)!;
+      rollouts.delete(ctx.rolloutId);
+      try {
+        return (await harness.score(r, { messages: ctx.messages })).rewards;
+      } finally {
+        await harness.release(r).catch(() => {});
+      }
     },
     rewardWeights: inner.rewardWeights,
     passThreshold: inner.passThreshold,

@@ -13,7 +13,7 @@ import * as serve from "./commands/serve.js";
 import * as validate from "./commands/validate.js";
 import { cliVersion } from "./version.js";
 
-export { type CompareResult, compareRuns } from "./compare-runs.js";
+export { type CompareOptions, type CompareResult, compareRuns, loadRunSummary } from "./compare-runs.js";
 export { createEnv, listInstalledEnvs, loadEnvModule, parseKeyValues, resolveEnvEntry } from "./env-loader.js";
 
 /** Thrown by a command to end with a given exit code after printing its own output. */
@@ -36,6 +36,17 @@ export function buildProgram(): Command {
   return program;
 }
 
+/** Errors a user can act on print as one line, whichever copy of @benchmax/core threw them (an env outside the repo). */
+const USER_ERRORS = new Set(["UsageError", "DatasetError", "InfraError", "EnvError"]);
+
+export function errorText(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  const known =
+    e instanceof UsageError || e instanceof DatasetError || e instanceof InfraError || USER_ERRORS.has(e.name);
+  if (process.env.BENCHMAX_DEBUG) return e.stack ?? e.message;
+  return known ? e.message : `${e.message} (set BENCHMAX_DEBUG=1 for the stack trace)`;
+}
+
 /** Run the CLI; resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
@@ -48,11 +59,7 @@ export async function main(argv: string[]): Promise<number> {
       // help and version exit 0; commander already printed the message
       return e.exitCode;
     }
-    if (e instanceof UsageError || e instanceof DatasetError || e instanceof InfraError) {
-      console.error(`benchmax: ${e.message}`);
-      return 1;
-    }
-    console.error(`benchmax: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    console.error(`benchmax: ${errorText(e)}`);
     return 1;
   }
 }

@@ -1,4 +1,5 @@
-import { connect } from "node:net";
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
 import { type Env, InfraError, openaiPolicy, type Policy, replayPolicy, UsageError } from "@benchmax/core";
 import type { Command } from "commander";
 
@@ -10,6 +11,8 @@ export interface PolicyFlags {
   temperature?: number;
   maxTokens?: number;
   replay?: string;
+  /** Seconds per model call (--timeout). */
+  timeout?: number;
 }
 
 export function addPolicyOptions(cmd: Command): Command {
@@ -18,44 +21,91 @@ export function addPolicyOptions(cmd: Command): Command {
     .option("--model <model>", "model name for --policy openai (or OPENAI_MODEL)")
     .option("--base-url <url>", "OpenAI-compatible endpoint (or OPENAI_BASE_URL)")
     .option("--api-key <key>", "API key (or OPENAI_API_KEY)")
-    .option("--temperature <t>", "sampling temperature", parseFloat)
-    .option("--max-tokens <n>", "max tokens per completion", (v) => parseIntFlag(v, "--max-tokens"))
+    .option("--temperature <t>", "sampling temperature (0 to 2)", (v) => parseNumberFlag(v, "--temperature", 0, 2))
+    .option("--max-tokens <n>", "max tokens per completion", (v) => parseIntFlag(v, "--max-tokens", 1))
+    .option(
+      "--timeout <seconds>",
+      "give up on one model call after this long (an infra_error, retried); also bounds the start-up check",
+      (v) => {
+        const n = parseNumberFlag(v, "--timeout");
+        if (n <= 0) throw new UsageError(`--timeout must be a positive number of seconds, got "${v}"`);
+        return n;
+      },
+      120,
+    )
     .option("--replay <results.jsonl>", "results file for --policy replay");
 }
 
-export function parseIntFlag(v: string, flag: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new UsageError(`${flag} must be a non-negative integer, got "${v}"`);
+export function parseIntFlag(v: string, flag: string, min = 0): number {
+  const n = v.trim() === "" ? Number.NaN : Number(v);
+  if (!Number.isInteger(n) || n < min) {
+    throw new UsageError(
+      `${flag} must be ${min === 0 ? "a non-negative integer" : min === 1 ? "a positive integer" : `an integer >= ${min}`}, got "${v}"`,
+    );
+  }
   return n;
 }
 
-/** Fail fast with one clear line when the endpoint refuses connections. */
-export async function checkReachable(url: string, timeoutMs = 5000): Promise<void> {
+export function parseNumberFlag(v: string, flag: string, min?: number, max?: number): number {
+  const n = v.trim() === "" ? Number.NaN : Number(v);
+  if (!Number.isFinite(n)) throw new UsageError(`${flag} must be a number, got "${v}"`);
+  if ((min !== undefined && n < min) || (max !== undefined && n > max)) {
+    const range =
+      min !== undefined && max !== undefined
+        ? `between ${min} and ${max}`
+        : min !== undefined
+          ? `>= ${min}`
+          : `<= ${max}`;
+    throw new UsageError(`${flag} must be ${range}, got "${v}"`);
+  }
+  return n;
+}
+
+/**
+ * Fail fast with one clear line when the endpoint is down: refused connections, and servers that accept a
+ * connection but never answer (a hung endpoint). Any HTTP reply, whatever its status, counts as alive.
+ */
+export async function checkReachable(url: string, timeoutMs = 10_000): Promise<void> {
   let u: URL;
   try {
     u = new URL(url);
   } catch {
     throw new UsageError(`invalid endpoint URL "${url}"`);
   }
-  const port = Number(u.port || (u.protocol === "https:" ? 443 : 80));
-  const host = u.hostname.replace(/^\[|\]$/g, "");
+  if (u.protocol !== "http:" && u.protocol !== "https:") {
+    throw new UsageError(`endpoint URL must be http(s), got "${url}"`);
+  }
+  const target = new URL(`${u.pathname.replace(/\/+$/, "")}/models`, u);
+  const request = (u.protocol === "https:" ? httpsRequest : httpRequest)(target, { method: "GET" });
   await new Promise<void>((resolve, reject) => {
-    const sock = connect({ host, port });
+    let connected = false;
     const timer = setTimeout(() => {
-      sock.destroy();
-      reject(new InfraError(`policy endpoint ${url} is unreachable (no answer in ${timeoutMs} ms)`));
+      request.destroy();
+      reject(
+        new InfraError(
+          connected
+            ? `policy endpoint ${url} accepted a connection but sent no answer in ${timeoutMs / 1000} s (hung server?)`
+            : `policy endpoint ${url} is unreachable (no connection in ${timeoutMs / 1000} s)`,
+        ),
+      );
     }, timeoutMs);
-    sock.once("connect", () => {
+    request.once("socket", (s) => {
+      if (!s.connecting) connected = true;
+      else s.once("connect", () => (connected = true));
+    });
+    request.once("response", (res) => {
       clearTimeout(timer);
-      sock.end();
+      res.resume();
+      request.destroy();
       resolve();
     });
-    sock.once("error", (e) => {
+    request.once("error", (e) => {
       clearTimeout(timer);
       reject(
         new InfraError(`policy endpoint ${url} is unreachable (${(e as NodeJS.ErrnoException).code ?? e.message})`),
       );
     });
+    request.end();
   });
 }
 
@@ -69,7 +119,8 @@ export async function makePolicy(env: Env, flags: PolicyFlags): Promise<Policy> 
       const model = flags.model ?? process.env.OPENAI_MODEL;
       if (!model) throw new UsageError("--policy openai needs --model (or OPENAI_MODEL)");
       const baseURL = flags.baseUrl ?? process.env.OPENAI_BASE_URL;
-      if (baseURL) await checkReachable(baseURL);
+      const timeoutMs = (flags.timeout ?? 120) * 1000;
+      if (baseURL) await checkReachable(baseURL, Math.min(timeoutMs, 10_000));
       else if (!flags.apiKey && !process.env.OPENAI_API_KEY) {
         throw new UsageError("--policy openai needs --base-url (or OPENAI_BASE_URL) or an API key (OPENAI_API_KEY)");
       }
@@ -79,6 +130,7 @@ export async function makePolicy(env: Env, flags: PolicyFlags): Promise<Policy> 
         apiKey: flags.apiKey,
         temperature: flags.temperature,
         maxTokens: flags.maxTokens,
+        timeoutMs,
       });
     }
     case "replay": {

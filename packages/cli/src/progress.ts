@@ -1,21 +1,47 @@
 import type { RunEvent } from "@benchmax/core";
 import cliProgress from "cli-progress";
 
-/** Progress for a run: a bar on a TTY, plain lines (every ~10%) otherwise; nothing when quiet. */
-export function progressReporter(label: string, options: { quiet?: boolean; tty?: boolean } = {}) {
+/** `2026-11-24T11:38:18Z`: the prefix of every non-TTY progress line, so CI logs show when things happened. */
+export function timestamp(d = new Date()): string {
+  return d.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/**
+ * Progress for a run: a bar on a TTY (with a labelled ETA), timestamped plain lines otherwise (every ~10%, and at
+ * least one a minute so a slow endpoint never means silence); nothing when quiet.
+ */
+export function progressReporter(
+  label: string,
+  options: {
+    quiet?: boolean;
+    tty?: boolean;
+    write?: (s: string) => void;
+    now?: () => Date;
+    /** Without a TTY, a "still running" line when nothing finished for this long (default 60 s). */
+    heartbeatMs?: number;
+  } = {},
+) {
   const tty = options.tty ?? process.stderr.isTTY === true;
+  const write = options.write ?? ((s: string) => process.stderr.write(s));
+  const now = options.now ?? (() => new Date());
+  const line = (s: string) => write(`${timestamp(now())} ${label}: ${s}\n`);
   let bar: cliProgress.SingleBar | undefined;
   let lastPct = -1;
+  let lastLine = 0;
   let errors = 0;
   let rewardSum = 0;
   let scored = 0;
+  let done = 0;
+  let total = 0;
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  const heartbeatMs = options.heartbeatMs ?? 60_000;
   return (e: RunEvent) => {
     if (options.quiet) return;
     if (e.type === "start") {
       if (tty) {
         bar = new cliProgress.SingleBar(
           {
-            format: `${label} [{bar}] {value}/{total} | reward {reward} | errors {errors} | {eta_formatted}`,
+            format: `${label} [{bar}] {value}/{total} | reward {reward} | errors {errors} | elapsed {duration_formatted} | ETA {eta_formatted}`,
             stream: process.stderr,
             hideCursor: true,
           },
@@ -23,9 +49,20 @@ export function progressReporter(label: string, options: { quiet?: boolean; tty?
         );
         bar.start(e.total, e.skipped, { reward: "—", errors: 0 });
       } else {
-        process.stderr.write(`${label}: ${e.total} rollouts${e.skipped ? ` (${e.skipped} resumed)` : ""}\n`);
+        line(`${e.total} rollouts${e.skipped ? ` (${e.skipped} resumed)` : ""}`);
+        lastLine = now().getTime();
+        done = e.skipped;
+        total = e.total;
+        // a hung endpoint must not mean silence in a CI log
+        heartbeat = setInterval(() => {
+          if (now().getTime() - lastLine < heartbeatMs) return;
+          lastLine = now().getTime();
+          line(`still running: ${done}/${total} done, none finished in the last ${Math.round(heartbeatMs / 1000)} s`);
+        }, heartbeatMs);
+        heartbeat.unref?.();
       }
     } else if (e.type === "rollout") {
+      done = e.done;
       if (e.result.outcome === "env_error" || e.result.outcome === "infra_error") errors++;
       if (typeof e.result.reward === "number") {
         rewardSum += e.result.reward;
@@ -35,14 +72,17 @@ export function progressReporter(label: string, options: { quiet?: boolean; tty?
       if (bar) bar.update(e.done, { reward, errors });
       else {
         const p = Math.floor((e.done / e.total) * 10);
-        if (p !== lastPct || e.done === e.total) {
+        const t = now().getTime();
+        if (p !== lastPct || e.done === e.total || t - lastLine >= 60_000) {
           lastPct = p;
-          process.stderr.write(`${label}: ${e.done}/${e.total} done, mean reward ${reward}, errors ${errors}\n`);
+          lastLine = t;
+          line(`${e.done}/${e.total} done, mean reward ${reward}, errors ${errors}`);
         }
       }
     } else if (e.type === "retry") {
-      if (!bar) process.stderr.write(`${label}: retrying ${e.rolloutId} (attempt ${e.attempt}): ${e.error}\n`);
+      if (!bar) line(`retrying ${e.rolloutId} (attempt ${e.attempt}): ${e.error}`);
     } else if (e.type === "end") {
+      if (heartbeat) clearInterval(heartbeat);
       bar?.stop();
     }
   };

@@ -1,28 +1,13 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { cli, cliArgv, lines, root, tmp } from "./harness.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const bin = resolve(here, "../bin/benchmax.js");
-const root = resolve(here, "../../..");
 const slowEnv = join(here, "fixtures/slow-env");
 const customEnv = join(root, "examples/custom-env");
-
-function cli(args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, [bin, ...args], {
-    cwd: root,
-    encoding: "utf8",
-    env: { ...process.env, ...env },
-    timeout: 120_000,
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-const tmp = () => mkdtempSync(join(tmpdir(), "bmx-cli-"));
-const lines = (p: string) => readFileSync(p, "utf8").trim().split("\n").filter(Boolean);
 
 describe("benchmax CLI", () => {
   it("evals a local env by path and writes a run dir", () => {
@@ -66,7 +51,12 @@ describe("benchmax CLI", () => {
     expect(cli(["eval", "math", "--out", b, "--tool-format", "openai", "--limit", "20"]).code).toBe(0);
     const rows = lines(join(b, "results.jsonl")).map((l) => JSON.parse(l));
     expect(rows[0].messages.some((m: { tool_calls?: unknown[] }) => Array.isArray(m.tool_calls))).toBe(true);
-    const cmp = cli(["compare", a, b]);
+    // a --limit 20 run with another tool format and group size is not the baseline's run: the gate refuses it
+    const refused = cli(["compare", a, b]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(/not comparable: different rollout count: baseline \d+ .*--limit 20/);
+    expect(refused.stdout).toMatch(/not comparable: different config: .*toolFormat "hermes" → "openai"/);
+    const cmp = cli(["compare", a, b, "--allow-partial", "--allow-different-dataset", "--allow-different-config"]);
     expect(cmp.code).toBe(0);
     expect(cmp.stdout).toMatch(/component\.correct/);
     const info = cli(["info", "math"]);
@@ -117,11 +107,15 @@ describe("benchmax CLI", () => {
   it("resumes a run killed half-way without losing or duplicating rollouts", async () => {
     const out = tmp();
     const results = join(out, "results.jsonl");
-    const child: ChildProcess = spawn(process.execPath, [bin, "eval", slowEnv, "--out", out, "--concurrency", "2"], {
-      cwd: root,
-      env: { ...process.env, SLOW_ENV_DELAY_MS: "40" },
-      stdio: "ignore",
-    });
+    const child: ChildProcess = spawn(
+      process.execPath,
+      cliArgv(["eval", slowEnv, "--out", out, "--concurrency", "2"]),
+      {
+        cwd: root,
+        env: { ...process.env, SLOW_ENV_DELAY_MS: "40" },
+        stdio: "ignore",
+      },
+    );
     // wait until some (not all) rollouts are on disk, then kill the run hard
     for (let i = 0; i < 2000; i++) {
       if (existsSync(results) && lines(results).length >= 6) break;
@@ -213,7 +207,7 @@ describe("benchmax CLI", () => {
     expect(malformed.stderr).toMatch(/bad\.jsonl:2: prompt: /);
     const flag = cli(["eval", customEnv, "--group", "zero"]);
     expect(flag.code).toBe(1);
-    expect(flag.stderr).toMatch(/--group must be a non-negative integer/);
+    expect(flag.stderr).toMatch(/--group must be a positive integer, got "zero"/);
     const down = cli([
       "eval",
       customEnv,

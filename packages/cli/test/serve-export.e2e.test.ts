@@ -4,15 +4,15 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { cliArgv } from "./harness.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const bin = resolve(here, "../bin/benchmax.js");
 const root = resolve(here, "../../..");
 const tmp = () => mkdtempSync(join(tmpdir(), "bmx-serve-"));
 
 describe("benchmax serve / eval --endpoint / export skyrl", () => {
   it("serves an env, evals against it with a token, and drains on SIGTERM", async () => {
-    const server = spawn(process.execPath, [bin, "serve", "math", "--port", "0", "--token", "sekret"], {
+    const server = spawn(process.execPath, cliArgv(["serve", "math", "--port", "0", "--token", "sekret"]), {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -32,8 +32,7 @@ describe("benchmax serve / eval --endpoint / export skyrl", () => {
       const dir = tmp();
       const r = spawnSync(
         process.execPath,
-        [
-          bin,
+        cliArgv([
           "eval",
           "math",
           "--endpoint",
@@ -47,14 +46,14 @@ describe("benchmax serve / eval --endpoint / export skyrl", () => {
           "--out",
           dir,
           "--json",
-        ],
+        ]),
         { cwd: root, encoding: "utf8", timeout: 120_000 },
       );
       expect(r.status).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ n: 8, passRate: 1, outcomes: { completed: 8 } });
       const wrong = spawnSync(
         process.execPath,
-        [bin, "eval", "math", "--endpoint", url, "--token", "nope", "--limit", "1"],
+        cliArgv(["eval", "math", "--endpoint", url, "--token", "nope", "--limit", "1"]),
         {
           cwd: root,
           encoding: "utf8",
@@ -70,7 +69,7 @@ describe("benchmax serve / eval --endpoint / export skyrl", () => {
 
   it("exports SkyRL parquet files and the shim", () => {
     const dir = tmp();
-    const r = spawnSync(process.execPath, [bin, "export", "skyrl", "math", "--out", dir, "--split", "train=0.9"], {
+    const r = spawnSync(process.execPath, cliArgv(["export", "skyrl", "math", "--out", dir, "--split", "train=0.9"]), {
       cwd: root,
       encoding: "utf8",
     });
@@ -79,7 +78,7 @@ describe("benchmax serve / eval --endpoint / export skyrl", () => {
     expect(existsSync(join(dir, "train.parquet"))).toBe(true);
     expect(existsSync(join(dir, "validation.parquet"))).toBe(true);
     expect(readFileSync(join(dir, "train.parquet")).subarray(0, 4).toString()).toBe("PAR1");
-    const bad = spawnSync(process.execPath, [bin, "export", "skyrl", "math", "--out", dir, "--split", "train=7"], {
+    const bad = spawnSync(process.execPath, cliArgv(["export", "skyrl", "math", "--out", dir, "--split", "train=7"]), {
       cwd: root,
       encoding: "utf8",
     });

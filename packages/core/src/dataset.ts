@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { z } from "zod";
+import { z } from "zod/v4";
 import { DatasetError } from "./errors.js";
 import type { Message, Task } from "./types.js";
 

@@ -93,14 +93,19 @@ export function defineEnv<T extends Task = Task, S = Record<string, never>>(cfg:
               new Promise<never>((_, reject) => {
                 timer = setTimeout(() => {
                   controller?.abort();
-                  reject(new ToolError(`Tool "${t.name}" timed out after ${timeoutMs} ms`));
+                  reject(
+                    Object.assign(new ToolError(`Tool "${t.name}" timed out after ${timeoutMs} ms`), { timeout: true }),
+                  );
                 }, timeoutMs);
               }),
             ]);
       return capToolResult(toToolResult(out), t.maxOutputChars ?? defaultMaxOut);
     } catch (e) {
       if (e instanceof ToolError || (e instanceof Error && e.name === "ToolError")) {
-        return toolErrorResult(`Error: ${e.message}`);
+        // a tool's own ToolError carries no metadata; a timeout is marked for transports (MCP/OpenEnv error types)
+        return (e as { timeout?: boolean }).timeout
+          ? toolErrorResult(`Error: ${e.message}`, { errorType: "timeout" })
+          : toolErrorResult(`Error: ${e.message}`);
       }
       throw e instanceof Error && (e.name === "InfraError" || e.name === "EnvError")
         ? e
@@ -136,10 +141,16 @@ export function defineEnv<T extends Task = Task, S = Record<string, never>>(cfg:
     async runTool(rolloutId, call: ToolCallRequest) {
       const s = slot(rolloutId);
       const t = tools.get(call.name);
-      if (!t) return toolErrorResult(`Error: unknown tool "${call.name}". Available tools: ${toolNames()}`);
+      if (!t) {
+        return toolErrorResult(`Error: unknown tool "${call.name}". Available tools: ${toolNames()}`, {
+          errorType: "tool_not_found",
+        });
+      }
       const parsed = t.parameters.safeParse(call.arguments ?? {});
       if (!parsed.success) {
-        return toolErrorResult(`Error: invalid arguments for ${t.name}: ${formatZodError(parsed.error)}`);
+        return toolErrorResult(`Error: invalid arguments for ${t.name}: ${formatZodError(parsed.error)}`, {
+          errorType: "invalid_args",
+        });
       }
       return execute(t, parsed.data, s, rolloutId);
     },

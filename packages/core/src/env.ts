@@ -1,3 +1,5 @@
+import type { z } from "zod/v4";
+import type { EnvOptionsSpec } from "./options.js";
 import type { Policy } from "./policy.js";
 import type { ToolCallItem } from "./tool-calls.js";
 import type {
@@ -50,6 +52,9 @@ export interface ScoreResult {
   metadata?: Record<string, unknown>;
 }
 
+/** A system prompt computed from the task (bivariant in T, so an `Env<MyTask>` is usable as an `Env`). */
+export type SystemPromptOf<T> = { bivarianceHack(task: T): string }["bivarianceHack"];
+
 /**
  * The contract every environment implements; runners, servers and trainers only talk to this.
  * All per-rollout state is keyed by `rolloutId`.
@@ -59,7 +64,7 @@ export interface Env<T extends Task = Task> {
   /** A short description for `benchmax list` / server metadata. */
   readonly description?: string;
   /** The system prompt, or a function of the task. The runner appends the tool section in Hermes mode. */
-  systemPrompt: string | ((task: T) => string);
+  systemPrompt: string | SystemPromptOf<T>;
   /** The tools the model may call, in the OpenAI function shape. */
   listTools(): ToolSpec[];
   /** Create per-rollout state. Must be cheap. */
@@ -107,15 +112,46 @@ export interface Env<T extends Task = Task> {
 /** Options passed to an env factory (from `--env-opt key=value` or code). */
 export type EnvOptions = Record<string, unknown>;
 
-/** What an env package exports as `default`: found by the CLI and the server by name. */
-export interface EnvModule<T extends Task = Task> {
+/** What `createEnv` returns: an env, or a promise of one. */
+export type EnvOrPromise<T extends Task = Task> = Env<T> | Promise<Env<T>>;
+
+/**
+ * What an env package exports as `default`: found by the CLI and the server by name. `R` is what `createEnv`
+ * returns; `defineEnvModule` infers it, so `createEnv()` of an env that builds synchronously is typed `Env<MyTask>`
+ * (no `await` needed, `env.loadTasks` type-checks).
+ */
+export interface EnvModule<T extends Task = Task, O = EnvOptions, R extends EnvOrPromise<T> = EnvOrPromise<T>> {
   name: string;
   description: string;
-  createEnv(options?: EnvOptions): Env<T> | Promise<Env<T>>;
+  /** The env's typed options (`defineOptions`): `createEnv` checks what it gets against them; the CLI lists them. */
+  options?: EnvOptionsSpec;
+  createEnv(options?: O): R;
 }
 
-export function defineEnvModule<T extends Task>(m: EnvModule<T>): EnvModule<T> {
-  return m;
+/**
+ * Declare an env package's default export; `createEnv`'s return type is kept as written. With `options` (from
+ * `defineOptions`), `createEnv` receives parsed, typed options — an unknown name fails with a suggestion ("unknown
+ * option datset; did you mean dataset?"), a string from `--env-opt` is converted to the option's type — and
+ * callers in code get a typed parameter, so a misspelt option does not compile.
+ */
+export function defineEnvModule<
+  T extends Task = Task,
+  S extends z.ZodObject<z.ZodRawShape> = z.ZodObject<z.ZodRawShape>,
+  R extends EnvOrPromise<T> = EnvOrPromise<T>,
+>(m: {
+  name: string;
+  description: string;
+  options: EnvOptionsSpec<S>;
+  createEnv(options: z.output<S>): R;
+}): EnvModule<T, z.input<S>, R>;
+export function defineEnvModule<T extends Task = Task, R extends EnvOrPromise<T> = EnvOrPromise<T>>(
+  m: EnvModule<T, EnvOptions, R>,
+): EnvModule<T, EnvOptions, R>;
+export function defineEnvModule(m: EnvModule<any, any, any>): EnvModule<any, any, any> {
+  const spec = m.options;
+  if (!spec) return m;
+  const create = m.createEnv.bind(m);
+  return { ...m, createEnv: (options?: unknown) => create(spec.parse((options ?? {}) as Record<string, unknown>)) };
 }
 
 export function resolveSystemPrompt<T extends Task>(env: Env<T>, task: T): string {

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync } from "node:fs";
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import { EnvError, InfraError } from "./errors.js";
+import { loadOpenAI, type OpenAIModule } from "./openai-sdk.js";
 import type { RewardContext, RubricComponent } from "./rubric.js";
 import type { Task } from "./types.js";
 
@@ -47,7 +48,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** An LLM judge through an OpenAI-compatible endpoint, with caching; endpoint failures are InfraError. */
 export class LlmJudge {
-  private readonly client: OpenAI;
+  private client: Promise<{ api: OpenAI; mod: OpenAIModule }> | undefined;
+  private readonly clientOptions: { apiKey: string; baseURL: string | undefined; maxRetries: number; timeout: number };
   private readonly cache = new Map<string, string>();
   calls = 0;
   hits = 0;
@@ -55,7 +57,7 @@ export class LlmJudge {
   constructor(readonly options: JudgeOptions) {
     const baseURL = options.baseURL ?? process.env.OPENAI_BASE_URL;
     const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY ?? "sk-local";
-    this.client = new OpenAI({ apiKey, baseURL, maxRetries: 0, timeout: options.timeoutMs ?? 60_000 });
+    this.clientOptions = { apiKey, baseURL, maxRetries: 0, timeout: options.timeoutMs ?? 60_000 };
     if (options.cacheFile && existsSync(options.cacheFile)) {
       for (const line of readFileSync(options.cacheFile, "utf8").split("\n")) {
         if (!line.trim()) continue;
@@ -78,12 +80,17 @@ export class LlmJudge {
       return hit;
     }
     this.calls++;
+    this.client ??= loadOpenAI().then((mod) => ({ mod, api: new mod.default(this.clientOptions) }));
+    this.client.catch(() => {
+      this.client = undefined;
+    });
+    const { api, mod } = await this.client;
     const retries = this.options.maxRetries ?? 3;
     let last = "";
     for (let attempt = 0; attempt <= retries; attempt++) {
       if (attempt) await sleep(300 * 2 ** (attempt - 1));
       try {
-        const res = await this.client.chat.completions.create({
+        const res = await api.chat.completions.create({
           model: this.options.model,
           messages: [{ role: "user", content: prompt }],
           temperature: this.options.temperature ?? 0,
@@ -94,7 +101,7 @@ export class LlmJudge {
         return reply;
       } catch (e) {
         last = e instanceof Error ? e.message : String(e);
-        if (e instanceof OpenAI.APIError && e.status !== undefined && e.status < 500 && e.status !== 429) break;
+        if (e instanceof mod.APIError && e.status !== undefined && e.status < 500 && e.status !== 429) break;
       }
     }
     throw new InfraError(`LLM judge ${this.options.model} failed: ${last}`);

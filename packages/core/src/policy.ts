@@ -23,6 +23,8 @@ export interface PolicyReply {
 /** A policy maps a conversation to the next assistant message. Throw InfraError for endpoint failures. */
 export interface Policy {
   readonly name: string;
+  /** Reads the gold answer; the CLI refuses it on non-fixture data without --allow-oracle. */
+  readonly oracle?: boolean;
   act(input: PolicyInput): Promise<PolicyReply>;
   close?(): Promise<void>;
 }

@@ -1,31 +1,11 @@
-import type { Message, RewardComponents, Usage } from "./types.js";
+import type { z } from "zod/v4";
+import { OutcomeSchema, type RolloutResultSchema } from "./schemas.js";
 
-export type Outcome = "completed" | "truncated" | "env_error" | "infra_error";
-export const OUTCOMES: readonly Outcome[] = ["completed", "truncated", "env_error", "infra_error"];
+export type Outcome = z.infer<typeof OutcomeSchema>;
+export const OUTCOMES: readonly Outcome[] = OutcomeSchema.options;
 
-/** One rollout, as written to a line of results.jsonl. Error outcomes carry no reward. */
-export interface RolloutResult {
-  taskId: string;
-  rolloutId: string;
-  groupId: string;
-  /** Index within the task's group (0..G-1). */
-  sample: number;
-  /** 0 for the first try; retries of infra errors count up. */
-  attempt: number;
-  outcome: Outcome;
-  reward?: number;
-  rewards?: RewardComponents;
-  /** Why a rollout was truncated: max_turns | max_tokens | deadline. */
-  truncatedBy?: "max_turns" | "max_tokens" | "deadline";
-  turns: number;
-  toolCalls: number;
-  toolErrors: number;
-  usage?: Usage;
-  durationMs: number;
-  messages: Message[];
-  error?: string;
-  metadata?: Record<string, unknown>;
-}
+/** One rollout, as written to a line of results.jsonl (`RolloutResultSchema`). Error outcomes carry no reward. */
+export type RolloutResult = z.infer<typeof RolloutResultSchema>;
 
 export function isScored(r: RolloutResult): boolean {
   return (r.outcome === "completed" || r.outcome === "truncated") && typeof r.reward === "number";

@@ -162,3 +162,19 @@ describe("env-specific action parsing", () => {
     expect(r.reward).toBe(1);
   });
 });
+
+describe("tool error types", () => {
+  it("marks unknown tools, invalid arguments and timeouts in the result's metadata", async () => {
+    const env = makeEnv();
+    await env.init("e1", task);
+    const unknown = await env.runTool("e1", { name: "nosuch", arguments: {} });
+    expect(unknown.metadata).toEqual({ errorType: "tool_not_found" });
+    const invalid = await env.runTool("e1", { name: "echo", arguments: { text: 5 } });
+    expect(invalid.metadata).toEqual({ errorType: "invalid_args" });
+    const hung = await env.runTool("e1", { name: "hang", arguments: {} });
+    expect(hung).toMatchObject({ isError: true, metadata: { errorType: "timeout" } });
+    const own = await env.runTool("e1", { name: "fail", arguments: {} });
+    expect(own).toEqual({ content: "Error: nope", isError: true });
+    await env.release("e1");
+  });
+});

@@ -9,6 +9,7 @@ import { InfraError } from "./errors.js";
 import { scriptedPolicy } from "./policies/scripted.js";
 import type { Policy } from "./policy.js";
 import { readResults } from "./results-file.js";
+import type { RolloutResult } from "./rollout-result.js";
 import { type RunEvent, runMany } from "./run-many.js";
 import { summarize } from "./summary.js";
 import { tool } from "./tool.js";
@@ -156,5 +157,95 @@ describe("runMany", () => {
     const { env } = counterEnv();
     await expect(runMany(env, [tasks[0]!, tasks[0]!], policy)).rejects.toThrow(/duplicate task id "t0"/);
     await expect(runMany(env, tasks, policy, { group: 0 })).rejects.toThrow(/group size/);
+  });
+});
+
+describe("runMany streaming", () => {
+  it("with a results file keeps only aggregates; results are read back from the file", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "bmx-stream-"));
+    const path = join(dir, "results.jsonl");
+    const { env } = counterEnv();
+    const emitted: RolloutResult[] = [];
+    const run = await runMany(env, tasks, policy, {
+      resultsPath: path,
+      group: 2,
+      onEvent: (e) => {
+        if (e.type === "rollout") emitted.push(e.result);
+      },
+    });
+    expect(run.aggregate.n).toBe(12);
+    expect(run.aggregate.outcomes.completed).toBe(12);
+    const s = run.summary({ env: "counter", policy: "ref" });
+    expect(s).toMatchObject({ n: 12, passRate: 1, reward: { mean: 1, std: 0 }, durationMs: run.durationMs });
+    expect(s.tasks.t3).toEqual({ n: 2, scored: 2, meanReward: 1, passRate: 1 });
+    // the same summary as one computed from the file
+    const fromFile = summarize(readResults(path), { env: "counter", policy: "ref" });
+    expect({ ...s, finishedAt: "", startedAt: "", durationMs: 0 }).toEqual({
+      ...fromFile,
+      finishedAt: "",
+      startedAt: "",
+      durationMs: 0,
+    });
+    // results were not held by the run: they come back from the file, as new objects
+    const back = run.results;
+    expect(back).toHaveLength(12);
+    expect(back[0]).toEqual(JSON.parse(JSON.stringify(emitted[0])));
+    expect(back[0]).not.toBe(emitted[0]);
+    expect(run.results).toBe(back);
+  });
+
+  it("keeps results in memory without a results file, or when asked", async () => {
+    const { env } = counterEnv();
+    const emitted: RolloutResult[] = [];
+    const onEvent = (e: RunEvent) => {
+      if (e.type === "rollout") emitted.push(e.result);
+    };
+    const run = await runMany(env, tasks.slice(0, 2), policy, { onEvent });
+    expect(run.results).toEqual(emitted);
+    expect(run.results[0]).toBe(emitted[0]);
+    const dir = mkdtempSync(join(tmpdir(), "bmx-keep-"));
+    emitted.length = 0;
+    const kept = await runMany(env, tasks.slice(0, 2), policy, {
+      resultsPath: join(dir, "r.jsonl"),
+      keepResults: true,
+      onEvent,
+    });
+    expect(kept.results[1]).toBe(emitted[1]);
+  });
+
+  it("a group setup or group reward that never returns does not hang the run", async () => {
+    const { env } = counterEnv({ fork: true, groupReward: true });
+    env.computeGroupReward = () => new Promise(() => {});
+    const { results } = await runMany(env, tasks.slice(0, 1), policy, { group: 2, rewardTimeoutMs: 5 });
+    expect(results.map((r) => r.outcome)).toEqual(["env_error", "env_error"]);
+    expect(results[0]!.error).toMatch(/computeGroupReward did not return within 5 ms/);
+    const hung = counterEnv({ fork: true }).env;
+    hung.fork = () => new Promise(() => {});
+    const r2 = await runMany(hung, tasks.slice(0, 1), policy, { group: 2, initTimeoutMs: 5 });
+    // the group falls back to one init per member
+    expect(r2.results.map((r) => r.outcome)).toEqual(["completed", "completed"]);
+  });
+});
+
+describe("runMany abort", () => {
+  it("starts nothing after an abort and writes no rollout cut short by it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "bmx-abort-"));
+    const path = join(dir, "results.jsonl");
+    const { env } = counterEnv();
+    const controller = new AbortController();
+    const started: string[] = [];
+    const stopping: Policy = {
+      name: "stopping",
+      async act(input) {
+        if (input.turn === 0) started.push(input.rolloutId);
+        if (input.task.id === "t2") controller.abort();
+        return policy.act(input);
+      },
+    };
+    const run = await runMany(env, tasks, stopping, { resultsPath: path, concurrency: 1, signal: controller.signal });
+    expect(started).toEqual(["t0#0", "t1#0", "t2#0"]);
+    const onDisk = readResults(path);
+    expect(onDisk.map((r) => r.rolloutId)).toEqual(["t0#0", "t1#0"]);
+    expect(run.aggregate.n).toBe(2);
   });
 });

@@ -1,3 +1,4 @@
+import { RunAggregate, type SummaryInfo } from "./aggregate.js";
 import type { Env } from "./env.js";
 import { EnvError, errorMessage, isInfraError, UsageError } from "./errors.js";
 import type { Policy } from "./policy.js";
@@ -5,6 +6,8 @@ import { ResultsWriter, readResults } from "./results-file.js";
 import { assertFiniteRewards, combineRewards } from "./reward.js";
 import { type RolloutOptions, runRollout } from "./rollout.js";
 import { isScored, type RolloutResult } from "./rollout-result.js";
+import type { RunSummary } from "./summary.js";
+import { DEFAULT_TIMEOUTS, withTimeout } from "./timeout.js";
 import type { Task } from "./types.js";
 
 export type RunEvent =
@@ -23,16 +26,29 @@ export interface RunManyOptions
   retries?: number;
   /** Backoff before a retry, ms × attempt. Default 200. */
   retryDelayMs?: number;
-  /** Append each result to this JSONL file as it finishes. */
+  /** Append each result to this JSONL file as it finishes (flushed per rollout). */
   resultsPath?: string;
+  /**
+   * Keep every result in memory for `results`. Default: only without `resultsPath` — with one, the run keeps just
+   * the aggregates (memory bounded whatever the rollout count) and `results` reads the file back when asked.
+   */
+  keepResults?: boolean;
   /** Skip rollouts already in `resultsPath` (infra errors there are run again). */
   resume?: boolean;
   onEvent?: (e: RunEvent) => void;
 }
 
 export interface RunManyResult {
-  /** Every rollout of the run, resumed ones included. */
-  results: RolloutResult[];
+  /**
+   * Every rollout of the run, resumed ones included, in the order written. Held in memory only with
+   * `keepResults` (the default without `resultsPath`); otherwise read back from `resultsPath` on first access —
+   * prefer `aggregate`/`summary()` for large runs.
+   */
+  readonly results: RolloutResult[];
+  /** Outcome counters, reward means, pass rates overall and per task, timings: kept as the run streams. */
+  aggregate: RunAggregate;
+  /** summary.json of the run (pass threshold: the env's). */
+  summary(info: Omit<SummaryInfo, "startedAt" | "durationMs" | "passThreshold">): RunSummary;
   durationMs: number;
   startedAt: string;
 }
@@ -70,6 +86,9 @@ export async function runMany<T extends Task>(
     seen.add(t.id);
   }
 
+  const keep = options.keepResults ?? !options.resultsPath;
+  const aggregate = new RunAggregate(env.passThreshold ?? 1);
+  const results: RolloutResult[] = [];
   let previous: RolloutResult[] = [];
   if (options.resume && options.resultsPath) {
     previous = readResults(options.resultsPath).filter((r) => r.outcome !== "infra_error");
@@ -81,25 +100,40 @@ export async function runMany<T extends Task>(
   const writer = options.resultsPath
     ? await ResultsWriter.open(options.resultsPath, options.resume ? { keep: previous } : {})
     : undefined;
+  for (const r of previous) {
+    aggregate.add(r);
+    if (keep) results.push(r);
+  }
+  const skipped = previous.length;
+  previous = [];
 
-  const results: RolloutResult[] = [...previous];
   const total = tasks.length * G;
-  let finished = previous.length;
-  options.onEvent?.({ type: "start", total, skipped: previous.length });
+  let finished = skipped;
+  options.onEvent?.({ type: "start", total, skipped });
   const rolloutOpts: RolloutOptions = {
     maxTurns: options.maxTurns,
     maxTokens: options.maxTokens,
     deadlineMs: options.deadlineMs,
     toolFormat: options.toolFormat,
     toolTimeoutMs: options.toolTimeoutMs,
+    initTimeoutMs: options.initTimeoutMs,
+    rewardTimeoutMs: options.rewardTimeoutMs,
+    releaseTimeoutMs: options.releaseTimeoutMs,
+    lastTurnTools: options.lastTurnTools,
     keepMessages: options.keepMessages,
     signal: options.signal,
   };
+  const initMs = options.initTimeoutMs ?? DEFAULT_TIMEOUTS.initMs;
+  const releaseMs = options.releaseTimeoutMs ?? DEFAULT_TIMEOUTS.releaseMs;
+  const rewardMs = options.rewardTimeoutMs ?? DEFAULT_TIMEOUTS.rewardMs;
+  const timed = <R>(p: Promise<R>, ms: number, what: string) =>
+    withTimeout(p, ms, () => new EnvError(`${env.name}.${what} did not return within ${ms} ms`));
   const useFork = G > 1 && typeof env.fork === "function";
   const useGroupReward = G > 1 && typeof env.computeGroupReward === "function";
 
   const emit = (r: RolloutResult) => {
-    results.push(r);
+    aggregate.add(r);
+    if (keep) results.push(r);
     writer?.write(r);
     finished++;
     options.onEvent?.({ type: "rollout", result: r, done: finished, total });
@@ -161,11 +195,11 @@ export async function runMany<T extends Task>(
   async function setupGroup(task: T, samples: number[]): Promise<boolean> {
     const [first, ...rest] = samples.map((s) => rolloutIdOf(task.id, s));
     try {
-      await env.init(first!, task);
-      await env.fork!(first!, rest);
+      await timed(env.init(first!, task), initMs, "init");
+      await timed(env.fork!(first!, rest), initMs, "fork");
       return true;
     } catch {
-      for (const id of [first!, ...rest]) await env.release(id).catch(() => {});
+      for (const id of [first!, ...rest]) await timed(env.release(id), releaseMs, "release").catch(() => {});
       return false;
     }
   }
@@ -187,8 +221,12 @@ export async function runMany<T extends Task>(
     const scored = members.filter(isScored);
     if (scored.length === 0) return;
     try {
-      const extra = await env.computeGroupReward!(
-        scored.map((r) => ({ rolloutId: r.rolloutId, task, messages: r.messages, rewards: r.rewards ?? {} })),
+      const extra = await timed(
+        env.computeGroupReward!(
+          scored.map((r) => ({ rolloutId: r.rolloutId, task, messages: r.messages, rewards: r.rewards ?? {} })),
+        ),
+        rewardMs,
+        "computeGroupReward",
       );
       if (!Array.isArray(extra) || extra.length !== scored.length) {
         throw new EnvError(
@@ -214,6 +252,8 @@ export async function runMany<T extends Task>(
   let next = 0;
   async function worker(): Promise<void> {
     for (;;) {
+      // after an abort no new rollout starts
+      if (options.signal?.aborted) return;
       const j = next++;
       if (j >= total) return;
       const task = tasks[Math.floor(j / G)]!;
@@ -224,6 +264,8 @@ export async function runMany<T extends Task>(
       const initialized = g?.setup ? await g.setup : false;
       let r = await runRollout(env, task, policy, optsFor(task, sample, initialized));
       if (r.outcome === "infra_error") r = await retry(task, sample, r);
+      // a rollout cut short by the abort is not a result: it is not written, and a resume runs it again
+      if (r.outcome === "infra_error" && options.signal?.aborted) continue;
       if (g) await finishMember(task, g, r);
       else emit(r);
     }
@@ -236,5 +278,17 @@ export async function runMany<T extends Task>(
   }
   const durationMs = performance.now() - t0;
   options.onEvent?.({ type: "end", done: finished, total, durationMs });
-  return { results, durationMs, startedAt };
+  const resultsPath = options.resultsPath;
+  let readBack: RolloutResult[] | undefined;
+  return {
+    get results() {
+      if (keep || !resultsPath) return results;
+      readBack ??= readResults(resultsPath);
+      return readBack;
+    },
+    aggregate,
+    summary: (info) => aggregate.summary({ ...info, startedAt, durationMs }),
+    durationMs,
+    startedAt,
+  };
 }

@@ -1,6 +1,7 @@
 import type { Env, ScoreCase, ScoreContext, ScoreResult } from "./env.js";
-import { DatasetError } from "./errors.js";
+import { DatasetError, EnvError } from "./errors.js";
 import { assertFiniteRewards, combineRewards } from "./reward.js";
+import { DEFAULT_TIMEOUTS, withTimeout } from "./timeout.js";
 import type { Message, Task } from "./types.js";
 
 /**
@@ -15,12 +16,22 @@ export async function scoreCase<T extends Task>(env: Env<T>, c: ScoreCase, ctx: 
     throw new DatasetError('case has no "completion" string', undefined, "completion");
   const task = env.parseTask(c.task);
   const rolloutId = `score:${c.id}:${Math.random().toString(36).slice(2)}`;
-  await env.init(rolloutId, task);
+  const limit = (what: string, ms: number) => () => new EnvError(`${env.name}.${what} did not return within ${ms} ms`);
   try {
+    await withTimeout(env.init(rolloutId, task), DEFAULT_TIMEOUTS.initMs, limit("init", DEFAULT_TIMEOUTS.initMs));
     const messages: Message[] = [{ role: "assistant", content: c.completion }];
-    const rewards = assertFiniteRewards(await env.computeReward(rolloutId, messages, task));
+    const raw = await withTimeout(
+      env.computeReward(rolloutId, messages, task),
+      DEFAULT_TIMEOUTS.rewardMs,
+      limit("computeReward", DEFAULT_TIMEOUTS.rewardMs),
+    );
+    const rewards = assertFiniteRewards(raw);
     return { reward: combineRewards(rewards, env.rewardWeights), rewards };
   } finally {
-    await env.release(rolloutId);
+    await withTimeout(
+      env.release(rolloutId),
+      DEFAULT_TIMEOUTS.releaseMs,
+      limit("release", DEFAULT_TIMEOUTS.releaseMs),
+    ).catch(() => {});
   }
 }

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import { z } from "zod/v4";
 import type { ContentPart, JsonSchema, ToolResult, ToolSpec } from "./types.js";
 
 /** Throw from a tool to send a readable error to the model (`isError: true`). Other throws are env bugs. */
@@ -41,10 +41,25 @@ export function tool<S = unknown, P extends z.ZodType = z.ZodType>(t: Tool<S, P>
 
 const specCache = new WeakMap<Tool<any, any>, ToolSpec>();
 
+/**
+ * Throw a clear error for a schema that is not a zod 4 schema (e.g. one made with a zod 3 install): benchmax needs
+ * zod ^4 (or zod 3.25's `zod/v4`) to turn schemas into JSON Schema.
+ */
+export function assertZod4(schema: unknown, what: string): void {
+  if (schema !== null && typeof schema === "object" && "_zod" in schema) return;
+  const v3 = schema !== null && typeof schema === "object" && "_def" in schema;
+  throw new TypeError(
+    v3
+      ? `${what} is a zod 3 schema; benchmax needs zod ^4 (install zod@^4, or import { z } from "zod/v4" with zod 3.25+)`
+      : `${what} must be a zod schema, got ${schema === null ? "null" : typeof schema}`,
+  );
+}
+
 /** The tool as the model sees it (JSON Schema parameters). */
 export function toolSpec(t: Tool<any, any>): ToolSpec {
   let spec = specCache.get(t);
   if (!spec) {
+    assertZod4(t.parameters, `tool "${t.name}": parameters`);
     const schema = z.toJSONSchema(t.parameters, { target: "draft-2020-12", unrepresentable: "any" }) as JsonSchema;
     delete schema.$schema;
     spec = { name: t.name, description: t.description, parameters: schema };
@@ -83,7 +98,7 @@ export function capToolResult(result: ToolResult, max: number): ToolResult {
   return {
     content: `${result.content.slice(0, max)}\n[output truncated: ${total} characters, limit ${max}; ask for less, e.g. a smaller range or page]`,
     isError: true,
-    metadata: { ...result.metadata, truncated: true, totalChars: total },
+    metadata: { ...result.metadata, truncated: true, totalChars: total, errorType: "output_too_long" },
   };
 }
 

@@ -1,83 +1,51 @@
-/** Chat messages in the OpenAI chat.completions shape. */
+/** Chat messages in the OpenAI chat.completions shape, tools, tasks. */
+import type { z } from "zod/v4";
+import type {
+  AssistantMessageSchema,
+  ContentPartSchema,
+  ImagePartSchema,
+  JsonSchemaSchema,
+  MessageSchema,
+  RewardComponentsSchema,
+  SystemMessageSchema,
+  TaskSchema,
+  TextPartSchema,
+  ToolCallRequestSchema,
+  ToolCallSchema,
+  ToolMessageSchema,
+  ToolResultSchema,
+  ToolSpecSchema,
+  UsageSchema,
+  UserMessageSchema,
+} from "./schemas.js";
 
-export type TextPart = { type: "text"; text: string };
-export type ImagePart = { type: "image_url"; image_url: { url: string } };
-export type ContentPart = TextPart | ImagePart;
+// The types come from the zod schemas in schemas.ts (the single source of truth for wire shapes).
 
-export interface ToolCall {
-  id: string;
-  type: "function";
-  function: { name: string; arguments: string };
-}
-
-export interface SystemMessage {
-  role: "system";
-  content: string;
-}
-export interface UserMessage {
-  role: "user";
-  content: string | ContentPart[];
-}
-export interface AssistantMessage {
-  role: "assistant";
-  content: string | null;
-  tool_calls?: ToolCall[];
-}
-export interface ToolMessage {
-  role: "tool";
-  tool_call_id: string;
-  content: string | ContentPart[];
-  /** The tool's name (informational; Hermes templates ignore it). */
-  name?: string;
-}
-export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
+export type TextPart = z.infer<typeof TextPartSchema>;
+export type ImagePart = z.infer<typeof ImagePartSchema>;
+export type ContentPart = z.infer<typeof ContentPartSchema>;
+export type ToolCall = z.infer<typeof ToolCallSchema>;
+export type SystemMessage = z.infer<typeof SystemMessageSchema>;
+export type UserMessage = z.infer<typeof UserMessageSchema>;
+export type AssistantMessage = z.infer<typeof AssistantMessageSchema>;
+export type ToolMessage = z.infer<typeof ToolMessageSchema>;
+export type Message = z.infer<typeof MessageSchema>;
 
 /** A JSON Schema object (draft 2020-12 / OpenAI function parameters). */
-export type JsonSchema = Record<string, unknown>;
-
+export type JsonSchema = z.infer<typeof JsonSchemaSchema>;
 /** A tool as the model sees it: the OpenAI function shape. */
-export interface ToolSpec {
-  name: string;
-  description: string;
-  parameters: JsonSchema;
-}
-
+export type ToolSpec = z.infer<typeof ToolSpecSchema>;
 /** A parsed request to run a tool. `arguments` is already decoded JSON. */
-export interface ToolCallRequest {
-  id?: string;
-  name: string;
-  arguments: Record<string, unknown>;
-}
-
+export type ToolCallRequest = z.infer<typeof ToolCallRequestSchema>;
 /** What a tool returns. Errors the model should see are `isError: true`, never a throw. */
-export interface ToolResult {
-  content: string | ContentPart[];
-  isError: boolean;
-  /** Host-side detail (never shown to the model). */
-  metadata?: Record<string, unknown>;
-}
+export type ToolResult = z.infer<typeof ToolResultSchema>;
 
-/** One dataset row after preprocessing. `groundTruth` never reaches the model. */
-export interface Task<G = unknown> {
-  id: string;
-  /** The user prompt (single-turn). */
-  prompt?: string;
-  /** Or a full conversation prefix (multi-turn); a system message here overrides the env's. */
-  messages?: Message[];
-  groundTruth: G;
-  /** Env-specific setup data (e.g. which workbook to copy). */
-  init?: unknown;
-  meta?: Record<string, unknown>;
-}
+/** One dataset row after preprocessing (`TaskSchema`), with a typed `groundTruth`. It never reaches the model. */
+export type Task<G = unknown> = Omit<z.infer<typeof TaskSchema>, "groundTruth"> & { groundTruth: G };
 
 /** Named reward components, e.g. `{ exact_match: 1, f1: 0.8 }`. Every value must be finite. */
-export type RewardComponents = Record<string, number>;
-
-export interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-}
+export type RewardComponents = z.infer<typeof RewardComponentsSchema>;
+export type Usage = z.infer<typeof UsageSchema>;
 
 export function textOf(content: string | ContentPart[] | null | undefined): string {
   if (content == null) return "";

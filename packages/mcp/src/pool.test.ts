@@ -155,6 +155,24 @@ describe("ServerPool", () => {
     await expect.poll(sessions, { timeout: 10_000 }).toBe(0);
   });
 
+  it("replaces {workspace} in a server's env values as well as its args", async () => {
+    const endpoint: McpEndpoint = {
+      type: "stdio",
+      command: process.execPath,
+      args: [testServer("counter.mjs")],
+      env: { MEMORY_FILE_PATH: "{workspace}/memory.json" },
+    };
+    const pool = new ServerPool({ name: "m", endpoints: [endpoint], workspace: true, healthIntervalMs: 0 });
+    try {
+      const l = await pool.acquire("a");
+      const r = await l.server.conn.callTool("env", { name: "MEMORY_FILE_PATH" }, 5_000);
+      expect((r.content as Array<{ text: string }>)[0]!.text).toBe(`${l.server.workspace!.dir}/memory.json`);
+      await l.release();
+    } finally {
+      await pool.close();
+    }
+  });
+
   it("shuts down gracefully: every process exits and every workspace is removed", async () => {
     const pool = new ServerPool({ name: "c", endpoints: [counter], warm: 3, workspace: true, healthIntervalMs: 0 });
     await pool.warmUp();
@@ -173,25 +191,39 @@ describe("McpEnv over a served env (serveMcpHttp → McpEnv)", () => {
   it("runs rollouts against a benchmax env exposed over MCP", async () => {
     const { env: inner } = sumEnv();
     const served = track(await serveMcpHttp(inner, { port: 0 }));
+    const handles = new Map<string, { rolloutId: string; token: string }>();
     const env = track(
       await McpEnv.create({
         name: "sum-over-mcp",
         systemPrompt: "",
         namespace: "none",
         servers: { sum: { url: served.url, include: ["add"], healthIntervalMs: 0 } },
+        // the harness channel: put the leased session on the rollout's task, then score it there
+        setup: async (ctx) => {
+          const transport = ctx.server().connection.transport as { sessionId?: string };
+          const res = await fetch(served.url.replace(/\/mcp$/, "/v1/rollouts"), {
+            method: "POST",
+            body: JSON.stringify({ taskId: "five", session: transport.sessionId }),
+          });
+          handles.set(ctx.rolloutId, (await res.json()) as { rolloutId: string; token: string });
+        },
         reward: async (ctx) => {
-          const r = await ctx.server().connection.callTool("benchmax_reward", {}, 5_000);
-          return (r.structuredContent as { rewards: Record<string, number> }).rewards;
+          const h = handles.get(ctx.rolloutId)!;
+          const res = await fetch(served.url.replace(/\/mcp$/, `/v1/rollouts/${h.rolloutId}/reward`), {
+            method: "POST",
+            headers: { "x-rollout-token": h.token },
+            body: JSON.stringify({ completion: ctx.completion }),
+          });
+          return ((await res.json()) as { rewards: Record<string, number> }).rewards;
         },
       }),
     );
     expect(env.listTools().map((t) => t.name)).toEqual(["add"]);
     await env.init("r", { id: "x", prompt: "", groundTruth: null });
     expect((await env.runTool("r", { name: "add", arguments: { n: 5 } })).content).toBe("total=5");
-    expect(await env.computeReward("r", [], { id: "x", prompt: "", groundTruth: null })).toEqual({
-      total: 1,
-      answer: 0,
-    });
+    expect(
+      await env.computeReward("r", [{ role: "assistant", content: "5" }], { id: "x", prompt: "", groundTruth: null }),
+    ).toEqual({ total: 1, answer: 1 });
     await env.release("r");
   });
 });

@@ -50,7 +50,7 @@ export interface ServerPoolOptions {
   resetTimeoutMs?: number;
   /**
    * Give each spawned (stdio) server its own directory: it becomes the process's cwd, is passed as
-   * `BENCHMAX_WORKSPACE`, and replaces `{workspace}` in args. Emptied (reset tool) or replaced (restart) per rollout.
+   * `BENCHMAX_WORKSPACE`, and replaces `{workspace}` in args and env values. Emptied (reset tool) or replaced (restart) per rollout.
    */
   workspace?: boolean | { root?: string };
   /** Where spawned servers' stderr goes. Default "ignore". */
@@ -190,7 +190,13 @@ export class ServerPool {
         ...endpoint,
         cwd: dir,
         args: endpoint.args?.map((a) => a.split("{workspace}").join(dir)),
-        env: { ...endpoint.env, BENCHMAX_WORKSPACE: dir },
+        // `{workspace}` in env values too (e.g. server-memory's MEMORY_FILE_PATH={workspace}/memory.json)
+        env: {
+          ...Object.fromEntries(
+            Object.entries(endpoint.env ?? {}).map(([k, v]) => [k, v.split("{workspace}").join(dir)]),
+          ),
+          BENCHMAX_WORKSPACE: dir,
+        },
       };
     }
     try {

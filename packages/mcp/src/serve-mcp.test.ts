@@ -5,7 +5,7 @@ import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/s
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REWARD_TOOL, START_TOOL, serveMcpHttp, serveMcpStdio, TASK_RESOURCE } from "./serve-mcp.js";
+import { serveMcpHttp, serveMcpStdio, TASK_RESOURCE } from "./serve-mcp.js";
 import { sumEnv } from "./test-utils/sum-env.js";
 
 const text = (r: unknown) => (r as { content: { text: string }[] }).content[0]!.text;
@@ -17,24 +17,62 @@ async function httpClient(url: string, headers?: Record<string, string>) {
   return { client, transport };
 }
 
+const OP = { authorization: "Bearer op-token" };
+
+async function harness(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
+  const res = await fetch(base + path, {
+    method,
+    headers: { "content-type": "application/json", ...OP, ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json().catch(() => undefined)) as any };
+}
+
 describe("serveMcpHttp: any env as a streamable-HTTP MCP server, one session per rollout", () => {
   const { env, released } = sumEnv();
   let server: { url: string; close(): Promise<void> };
+  let base: string;
   beforeAll(async () => {
-    server = await serveMcpHttp(env, { port: 0 });
+    server = await serveMcpHttp(env, { port: 0, token: "op-token" });
+    base = server.url.replace(/\/mcp$/, "");
   });
   afterAll(() => server.close());
 
-  it("answers /health for readiness probes", async () => {
-    const res = await fetch(server.url.replace(/\/mcp$/, "/health"));
+  it("answers /health for readiness probes without a token", async () => {
+    const res = await fetch(`${base}/health`);
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ status: "ok", env: "sum" });
   });
 
-  it("lists the env's tools with their JSON schemas, plus the reward tool", async () => {
-    const { client } = await httpClient(server.url);
+  it("needs the token: 401 without, 403 with a wrong one (what the MCP Inspector gets without a header)", async () => {
+    const init = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "i", version: "1" } },
+    };
+    const post = (headers: Record<string, string>) =>
+      fetch(server.url, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+        body: JSON.stringify(init),
+      });
+    expect((await post({})).status).toBe(401);
+    expect((await post({ authorization: "Bearer nope" })).status).toBe(403);
+    await expect(httpClient(server.url)).rejects.toThrow();
+    expect((await harness(base, "POST", "/v1/rollouts", {}, { authorization: "Bearer nope" })).status).toBe(403);
+  });
+
+  it("lists the env's tools only: no reward or task-choice tool reaches the model", async () => {
+    const { client } = await httpClient(server.url, OP);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(["add", "boom", START_TOOL, REWARD_TOOL]);
+    expect(tools.map((t) => t.name)).toEqual(["add", "boom"]);
     expect(tools[0]).toMatchObject({
       description: "Add a number to the running total",
       inputSchema: {
@@ -43,12 +81,21 @@ describe("serveMcpHttp: any env as a streamable-HTTP MCP server, one session per
         required: ["n"],
       },
     });
+    for (const name of ["benchmax_reward", "benchmax_start"]) {
+      const r = await client.callTool({ name, arguments: { answer: "5", task_id: "seven" } });
+      expect(r.isError).toBe(true);
+      expect(text(r)).toMatch(/unknown tool/);
+    }
     await client.close();
   });
 
-  it("runs a rollout on the named task and scores it; sessions are isolated", async () => {
-    const a = await httpClient(`${server.url}?task_id=seven`);
-    const b = await httpClient(server.url, { "x-benchmax-task-id": "five" });
+  it("runs harness-made rollouts; sessions are isolated; the harness scores each once", async () => {
+    const ra = (await harness(base, "POST", "/v1/rollouts", { taskId: "seven" })).body;
+    const rb = (await harness(base, "POST", "/v1/rollouts", { taskId: "five" })).body;
+    expect(ra).toMatchObject({ taskId: "seven", systemPrompt: expect.any(String) });
+    // the MCP client (the model's side) holds only its rollout's token
+    const a = await httpClient(server.url, { authorization: `Bearer ${ra.token}` });
+    const b = await httpClient(server.url, { authorization: `Bearer ${rb.token}` });
     expect(text(await a.client.callTool({ name: "add", arguments: { n: 3 } }))).toBe("total=3");
     expect(text(await b.client.callTool({ name: "add", arguments: { n: 5 } }))).toBe("total=5");
     expect(text(await a.client.callTool({ name: "add", arguments: { n: 4 } }))).toBe("total=7");
@@ -61,50 +108,168 @@ describe("serveMcpHttp: any env as a streamable-HTTP MCP server, one session per
     const body = JSON.parse((task.contents[0] as { text: string }).text);
     expect(body).toMatchObject({ id: "seven", prompt: "Make 7" });
     expect(JSON.stringify(body)).not.toMatch(/groundTruth/);
-    const scoreA = await a.client.callTool({ name: REWARD_TOOL, arguments: { answer: "7" } });
-    expect(JSON.parse(text(scoreA))).toEqual({ reward: 1, rewards: { total: 1, answer: 1 }, passed: true });
-    const scoreB = await b.client.callTool({ name: REWARD_TOOL, arguments: { answer: "7" } });
-    expect(scoreB.structuredContent).toEqual({ reward: 1, rewards: { total: 1, answer: 0 }, passed: true });
+    // a rollout token opens nothing on the harness channel, and not another rollout's session
+    expect(
+      (
+        await harness(
+          base,
+          "POST",
+          `/v1/rollouts/${ra.rolloutId}/reward`,
+          { completion: "7" },
+          { authorization: `Bearer ${ra.token}`, "x-rollout-token": ra.token },
+        )
+      ).status,
+    ).toBe(403);
+    const cross = await fetch(server.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${ra.token}`,
+        "mcp-session-id": b.transport.sessionId!,
+        "mcp-protocol-version": "2025-06-18",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 9,
+        method: "tools/call",
+        params: { name: "add", arguments: { n: 1 } },
+      }),
+    });
+    expect(cross.status).toBe(403);
+    // scoring: the operator token and the rollout's token; once
+    const scoreA = await harness(
+      base,
+      "POST",
+      `/v1/rollouts/${ra.rolloutId}/reward`,
+      { completion: "7" },
+      { "x-rollout-token": ra.token },
+    );
+    expect(scoreA.body).toEqual({ reward: 1, rewards: { total: 1, answer: 1 }, passed: true });
+    const again = await harness(
+      base,
+      "POST",
+      `/v1/rollouts/${ra.rolloutId}/reward`,
+      { completion: "8" },
+      { "x-rollout-token": ra.token },
+    );
+    expect(again.status).toBe(409);
+    const wrong = await harness(
+      base,
+      "POST",
+      `/v1/rollouts/${rb.rolloutId}/reward`,
+      { completion: "7" },
+      { "x-rollout-token": ra.token },
+    );
+    expect(wrong.status).toBe(403);
+    const scoreB = await harness(
+      base,
+      "POST",
+      `/v1/rollouts/${rb.rolloutId}/reward`,
+      { completion: "7" },
+      { "x-rollout-token": rb.token },
+    );
+    expect(scoreB.body).toEqual({ reward: 1, rewards: { total: 1, answer: 0 }, passed: true });
     const before = released.length;
-    await a.transport.terminateSession();
     await a.client.close();
-    await b.transport.terminateSession();
     await b.client.close();
-    await expect.poll(() => released.length).toBe(before + 2);
+    for (const r of [ra, rb]) {
+      expect(
+        (await harness(base, "POST", `/v1/rollouts/${r.rolloutId}/release`, {}, { "x-rollout-token": r.token })).status,
+      ).toBe(200);
+    }
+    expect(released.length).toBe(before + 2);
   });
 
-  it("benchmax_start begins a fresh episode on another task within the session", async () => {
-    const c = await httpClient(server.url);
-    const before = released.length;
-    expect((await c.client.callTool({ name: START_TOOL, arguments: { task_id: "five" } })).structuredContent).toEqual({
-      task_id: "five",
+  it("an operator session gets a rollout of its own; initialize's answer names it for the harness", async () => {
+    const res = await fetch(server.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        ...OP,
+        "x-benchmax-task-id": "five",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "i", version: "1" } },
+      }),
     });
-    expect(text(await c.client.callTool({ name: "add", arguments: { n: 5 } }))).toBe("total=5");
-    await c.client.callTool({ name: START_TOOL, arguments: { task_id: "seven" } });
-    expect(released.length).toBe(before + 1);
+    expect(res.status).toBe(200);
+    const id = res.headers.get("x-benchmax-rollout-id")!;
+    const tok = res.headers.get("x-benchmax-rollout-token")!;
+    expect(id).toMatch(/^mcp-/);
+    await res.text();
+    const st = await harness(base, "GET", `/v1/rollouts/${id}`, undefined, { "x-rollout-token": tok });
+    expect(st.body).toMatchObject({ rolloutId: id, toolCalls: 0, scored: false });
+    const sid = res.headers.get("mcp-session-id")!;
+    await fetch(server.url, {
+      method: "DELETE",
+      headers: { ...OP, "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" },
+    });
+    await expect
+      .poll(
+        async () => (await harness(base, "GET", `/v1/rollouts/${id}`, undefined, { "x-rollout-token": tok })).status,
+      )
+      .toBe(404);
+  });
+
+  it("the harness can move an open session onto a task it picks", async () => {
+    const c = await httpClient(server.url, OP);
+    expect(text(await c.client.callTool({ name: "add", arguments: { n: 1 } }))).toBe("total=1");
+    const r = await harness(base, "POST", "/v1/rollouts", { taskId: "seven", session: c.transport.sessionId });
+    expect(r.status).toBe(201);
     expect(text(await c.client.callTool({ name: "add", arguments: { n: 7 } }))).toBe("total=7");
-    const score = await c.client.callTool({ name: REWARD_TOOL, arguments: { answer: "7" } });
-    expect(score.structuredContent).toMatchObject({ reward: 1 });
-    await c.transport.terminateSession();
+    const score = await harness(
+      base,
+      "POST",
+      `/v1/rollouts/${r.body.rolloutId}/reward`,
+      { completion: "7" },
+      { "x-rollout-token": r.body.token },
+    );
+    expect(score.body).toMatchObject({ reward: 1, passed: true });
     await c.client.close();
   });
 
   it("rejects an unknown task id with a clear error", async () => {
-    const c = await httpClient(`${server.url}?task_id=nope`);
-    await expect(c.client.callTool({ name: "add", arguments: { n: 1 } })).rejects.toThrow(
-      /unknown task_id "nope".*five, seven/,
-    );
+    const r = await harness(base, "POST", "/v1/rollouts", { taskId: "nope" });
+    expect(r.status).toBe(404);
+    expect(r.body.error.message).toMatch(/unknown task_id "nope".*five, seven/);
+    const c = await httpClient(`${server.url}?task_id=nope`, OP);
+    await expect(c.client.callTool({ name: "add", arguments: { n: 1 } })).rejects.toThrow(/unknown task_id "nope"/);
     await c.client.close();
   });
 
   it("refuses requests without a session", async () => {
     const res = await fetch(server.url, {
       method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...OP },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
     });
     expect(res.status).toBe(400);
     expect(await res.text()).toMatch(/initialize request first/);
+  });
+});
+
+describe("serveMcpHttp limits", () => {
+  it("answers 503 past maxRollouts and releases rollouts idle past sessionIdleMs", async () => {
+    const { env, released } = sumEnv();
+    const s = await serveMcpHttp(env, { port: 0, maxRollouts: 1, sessionIdleMs: 40 });
+    const base = s.url.replace(/\/mcp$/, "");
+    try {
+      const one = await fetch(`${base}/v1/rollouts`, { method: "POST", body: "{}" });
+      expect(one.status).toBe(201);
+      const two = await fetch(`${base}/v1/rollouts`, { method: "POST", body: "{}" });
+      expect(two.status).toBe(503);
+      expect(two.headers.get("retry-after")).toBe("1");
+      // the idle rollout is released, which frees the slot
+      await expect.poll(() => released.length, { timeout: 5_000 }).toBe(1);
+      expect((await fetch(`${base}/v1/rollouts`, { method: "POST", body: "{}" })).status).toBe(201);
+    } finally {
+      await s.close();
+    }
   });
 });
 
@@ -134,20 +299,26 @@ class StreamClientTransport implements Transport {
 }
 
 describe("serveMcpStdio: one rollout over stdin/stdout", () => {
-  it("serves the env's tools and the reward to the SDK client", async () => {
+  it("serves the env's tools to the SDK client; scoring and task choice stay with the harness's handle", async () => {
     const { env, released } = sumEnv();
     const stdin = new PassThrough();
     const stdout = new PassThrough();
     const served = await serveMcpStdio(env, { stdin, stdout });
     const client = new Client({ name: "test", version: "1" });
     await client.connect(new StreamClientTransport(stdin, stdout));
-    expect((await client.listTools()).tools.map((t) => t.name)).toContain("add");
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["add", "boom"]);
     expect(text(await client.callTool({ name: "add", arguments: { n: 5 } }))).toBe("total=5");
-    const score = await client.callTool({ name: REWARD_TOOL, arguments: { answer: "5" } });
-    expect(score.structuredContent).toMatchObject({ reward: 1, passed: true });
+    expect((await client.callTool({ name: "benchmax_reward", arguments: { answer: "5" } })).isError).toBe(true);
+    expect(served.rollout()).toMatchObject({ taskId: "five", toolCalls: 2 });
+    expect(await served.score({ completion: "5" })).toMatchObject({ reward: 1, passed: true });
+    await expect(served.score({ completion: "5" })).rejects.toThrow(/already scored/);
+    const next = await served.start("seven");
+    expect(next.taskId).toBe("seven");
+    expect(released).toHaveLength(1);
+    expect(text(await client.callTool({ name: "add", arguments: { n: 7 } }))).toBe("total=7");
     await client.close(); // ends the server's input
     await served.closed;
-    expect(released).toHaveLength(1);
+    expect(released).toHaveLength(2);
     await served.close();
   });
 });

@@ -1,12 +1,12 @@
-import { randomUUID } from "node:crypto";
+import { randomUUID, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Readable, Writable } from "node:stream";
 import {
   type ContentPart,
-  combineRewards,
   type Env,
   errorMessage,
+  type Message,
   resolveSystemPrompt,
   type Task,
   type ToolResult,
@@ -19,73 +19,27 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
-  type JSONRPCMessage,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
   McpError,
   type Tool as McpTool,
   ReadResourceRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { HarnessError, type McpRollout, McpRollouts, type RewardOutcome, TaskPicker } from "./mcp-rollouts.js";
 
-/** The tool that scores the session's rollout (listed unless `rewardTool: false`). */
-export const REWARD_TOOL = "benchmax_reward";
-/** The tool that (re)starts the session's episode on a task: `{task_id?}` (listed unless `controlTools: false`). */
-export const START_TOOL = "benchmax_start";
 /** The resource holding the session's task prompt and system prompt (never the gold answer). */
 export const TASK_RESOURCE = "benchmax://rollout/task";
-/** Where a client names the task: `initialize` params `_meta["benchmax/task_id"]`. */
+/** Where the harness names a session's task: `initialize` params `_meta["benchmax/task_id"]`. */
 export const TASK_ID_META = "benchmax/task_id";
+/** Response headers of an HTTP `initialize`: the session's rollout, for the harness to score it. */
+export const ROLLOUT_ID_HEADER = "x-benchmax-rollout-id";
+export const ROLLOUT_TOKEN_HEADER = "x-benchmax-rollout-token";
 
 export interface ServeMcpOptions<T extends Task = Task> {
   /** Tasks sessions run on. Default: the env's embedded tasks (`env.loadTasks()`), if it has any. */
   tasks?: T[];
-  /** List the `benchmax_reward` tool (score the rollout from the final answer). Default true. */
-  rewardTool?: boolean;
-  /** List the `benchmax_start` tool (start a fresh episode on a task within the session). Default true. */
-  controlTools?: boolean;
   /** Log lines (never to stdout on stdio). Default: nothing. */
   log?(line: string): void;
-}
-
-/**
- * Chooses each session's task: the `task_id` the client names, else the next task in turn.
- * With no tasks at all a session runs on an empty task (`{id: "mcp-<n>"}`), which suits envs that need none.
- */
-class TaskPicker {
-  private tasks?: Promise<Task[]>;
-  private next = 0;
-  private sessions = 0;
-  constructor(
-    private readonly env: Env,
-    private readonly given?: Task[],
-  ) {}
-
-  private all(): Promise<Task[]> {
-    this.tasks ??= this.given
-      ? Promise.resolve(this.given)
-      : this.env.loadTasks
-        ? this.env.loadTasks()
-        : Promise.resolve([]);
-    return this.tasks;
-  }
-
-  async pick(taskId?: string): Promise<Task> {
-    const tasks = await this.all();
-    const n = this.sessions++;
-    if (taskId !== undefined) {
-      const t = tasks.find((x) => x.id === taskId);
-      if (!t) {
-        const ids = tasks.slice(0, 10).map((x) => x.id);
-        throw new McpError(
-          ErrorCode.InvalidParams,
-          `unknown task_id "${taskId}" (tasks: ${ids.join(", ")}${tasks.length > 10 ? ", …" : ""})`,
-        );
-      }
-      return t;
-    }
-    if (!tasks.length) return { id: `mcp-${n}`, groundTruth: undefined };
-    return tasks[this.next++ % tasks.length]!;
-  }
 }
 
 /** A ToolResult as MCP content: text stays text, data-URL images become image blocks. */
@@ -108,53 +62,36 @@ function taskIdFromInitialize(msg: unknown): string | undefined {
 }
 
 interface Session {
-  rolloutId: string;
+  /** The session's rollout now (the harness may move the session onto a rollout it created). */
+  rollout: McpRollout;
   close(): Promise<void>;
 }
 
+function toMcpError(e: unknown, what: string): McpError {
+  if (e instanceof McpError) return e;
+  if (e instanceof HarnessError && e.status < 500) return new McpError(ErrorCode.InvalidParams, e.message);
+  return new McpError(ErrorCode.InternalError, `${what}: ${e instanceof Error ? e.name : "Error"}: ${errorMessage(e)}`);
+}
+
 /**
- * One MCP session = one rollout of `env` at a time. The rollout starts on the session's first tool call or task read,
- * on the task named by `_meta["benchmax/task_id"]` of `initialize` (HTTP also: `x-benchmax-task-id` header or
- * `?task_id=`), else the next task in turn; `benchmax_start {task_id}` starts a fresh one; it is released when the
- * session closes.
+ * One MCP session on one rollout. The model-facing surface is the env's tools and the task resource, nothing else:
+ * no reward tool and no task choice. Scoring and task choice are the harness's: `serveMcpHttp`'s `/v1` channel, or the
+ * handle `serveMcpStdio` returns.
  */
 async function openSession(
   env: Env,
-  picker: TaskPicker,
+  rollouts: McpRollouts,
   transport: Transport,
-  options: ServeMcpOptions & { taskId?: string; onClosed?(): void },
+  first: McpRollout,
+  options: { onClosed?(): void },
 ): Promise<Session> {
-  let rolloutId = `mcp-${randomUUID()}`;
-  let ready: Promise<Task> | undefined;
-  let released = false;
-  let sessionTaskId = options.taskId;
-  // the rollout starts lazily, on the first request that needs it, so `benchmax_start` can pick the task first
-  const start = (taskId?: string) => {
-    ready ??= (async () => {
-      const task = await picker.pick(taskId ?? sessionTaskId);
-      await env.init(rolloutId, task);
-      options.log?.(`session rollout ${rolloutId}: task ${task.id}`);
-      return task;
-    })();
-    ready.catch(() => {});
-    return ready;
-  };
-  const restart = async (taskId?: string) => {
-    if (ready) {
-      const old = rolloutId;
-      await ready.then(() => env.release(old)).catch(() => {});
-    }
-    rolloutId = `mcp-${randomUUID()}`;
-    ready = undefined;
-    if (taskId !== undefined) sessionTaskId = taskId;
-    return start(taskId);
-  };
-  const task = async (): Promise<Task> => {
+  let closed = false;
+  const session: Session = { rollout: first, close: async () => {} };
+  const task = async (r: McpRollout): Promise<Task> => {
     try {
-      return await start();
+      return await rollouts.start(r);
     } catch (e) {
-      if (e instanceof McpError) throw e;
-      throw new McpError(ErrorCode.InternalError, `could not start the rollout: ${errorMessage(e)}`);
+      throw toMcpError(e, "could not start the rollout");
     }
   };
 
@@ -165,66 +102,26 @@ async function openSession(
       instructions: typeof env.systemPrompt === "string" ? env.systemPrompt : undefined,
     },
   );
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const tools: McpTool[] = env.listTools().map((t) => ({
-      name: t.name,
-      description: t.description,
-      inputSchema: { type: "object" as const, ...t.parameters },
-    }));
-    if (options.controlTools !== false) {
-      tools.push({
-        name: START_TOOL,
-        description:
-          "Start a fresh episode in this session (the previous one is discarded), on task `task_id` or the next task.",
-        inputSchema: { type: "object", properties: { task_id: { type: "string" } } },
-      });
-    }
-    if (options.rewardTool !== false) {
-      tools.push({
-        name: REWARD_TOOL,
-        description:
-          "Finish the episode: score the rollout given your final answer. Returns {reward, rewards, passed}. Call it once, last.",
-        inputSchema: { type: "object", properties: { answer: { type: "string", description: "Your final answer" } } },
-      });
-    }
-    return { tools };
-  });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: env.listTools().map(
+      (t): McpTool => ({
+        name: t.name,
+        description: t.description,
+        inputSchema: { type: "object" as const, ...t.parameters },
+      }),
+    ),
+  }));
   server.setRequestHandler(CallToolRequestSchema, async (req) => {
     const args = (req.params.arguments ?? {}) as Record<string, unknown>;
-    if (req.params.name === START_TOOL && options.controlTools !== false) {
-      const id = typeof args.task_id === "string" ? args.task_id : undefined;
-      try {
-        const t = await restart(id);
-        return {
-          content: [{ type: "text", text: JSON.stringify({ task_id: t.id }) }],
-          structuredContent: { task_id: t.id },
-        };
-      } catch (e) {
-        if (e instanceof McpError) throw e;
-        throw new McpError(ErrorCode.InternalError, `could not start the rollout: ${errorMessage(e)}`);
-      }
-    }
-    const t = await task();
+    const r = session.rollout;
+    await task(r);
     try {
-      if (req.params.name === REWARD_TOOL && options.rewardTool !== false) {
-        const answer = typeof args.answer === "string" ? args.answer : "";
-        const messages = [
-          { role: "system" as const, content: resolveSystemPrompt(env, t) },
-          ...(t.messages ?? (t.prompt !== undefined ? [{ role: "user" as const, content: t.prompt }] : [])),
-          { role: "assistant" as const, content: answer },
-        ];
-        const rewards = await env.computeReward(rolloutId, messages, t);
-        const reward = combineRewards(rewards, env.rewardWeights);
-        const passed = reward >= (env.passThreshold ?? 1);
-        return {
-          content: [{ type: "text", text: JSON.stringify({ reward, rewards, passed }) }],
-          structuredContent: { reward, rewards, passed },
-        };
-      }
-      return toolResultToMcp(await env.runTool(rolloutId, { name: req.params.name, arguments: args }));
+      const out = await rollouts.use(r, () => r.episode!.callTool({ name: req.params.name, arguments: args }));
+      r.toolCalls++;
+      return toolResultToMcp(out);
     } catch (e) {
       // an env or infrastructure failure is not the model's fault: a JSON-RPC error, not a tool result
-      throw new McpError(ErrorCode.InternalError, `${e instanceof Error ? e.name : "Error"}: ${errorMessage(e)}`);
+      throw toMcpError(e, "tool call failed");
     }
   });
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({
@@ -240,54 +137,64 @@ async function openSession(
   server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
     if (req.params.uri !== TASK_RESOURCE)
       throw new McpError(ErrorCode.InvalidParams, `unknown resource ${req.params.uri}`);
-    const t = await task();
+    const t = await task(session.rollout);
     const body = { id: t.id, systemPrompt: resolveSystemPrompt(env, t), prompt: t.prompt, messages: t.messages };
     return { contents: [{ uri: TASK_RESOURCE, mimeType: "application/json", text: JSON.stringify(body) }] };
   });
 
-  // see the initialize request first (to read the task id), then let the SDK handle it
-  const peek = (m: JSONRPCMessage) => {
-    const id = taskIdFromInitialize(m);
-    if (id !== undefined) sessionTaskId = id;
-  };
-  transport.onmessage = peek;
-
   const close = async () => {
-    if (released) return;
-    released = true;
-    if (ready) await ready.then(() => env.release(rolloutId)).catch(() => {});
+    if (closed) return;
+    closed = true;
+    if (session.rollout.sessionOwned) await rollouts.release(session.rollout);
     options.onClosed?.();
   };
   server.onclose = () => void close();
   await server.connect(transport);
-  return {
-    get rolloutId() {
-      return rolloutId;
-    },
-    close: async () => {
-      await server.close().catch(() => {});
-      await close();
-    },
+  session.close = async () => {
+    await server.close().catch(() => {});
+    await close();
   };
+  return session;
+}
+
+/** The harness's handle on a stdio session (the model on the other end of stdin/stdout never sees it). */
+export interface McpStdioHarness {
+  /** The session's rollout: its id and task id (once started). */
+  rollout(): { id: string; taskId?: string; toolCalls: number };
+  /** Move the session onto a fresh rollout on `taskId` (the next task when omitted); the old one is released. */
+  start(taskId?: string): Promise<{ id: string; taskId: string }>;
+  /** Score the session's rollout, once: from the final text (see README) or the whole conversation. */
+  score(input: { completion?: string; messages?: Message[] }): Promise<RewardOutcome>;
 }
 
 /**
  * Serve `env` as an MCP server over stdio: this process's stdin/stdout carry one MCP session, i.e. one rollout at a
- * time. The rollout's task: `_meta["benchmax/task_id"]` in `initialize`, else the first of `tasks` /
- * `env.loadTasks()`; `benchmax_start {task_id}` starts a fresh one. `closed` resolves when the client disconnects
- * (end of input) and the rollout has been released: the CLI can then close the env and exit.
+ * time. The rollout's task: `_meta["benchmax/task_id"]` in `initialize` is read by the harness that launched this
+ * process, else the first of `tasks` / `env.loadTasks()`. The returned handle is the harness channel (`start`,
+ * `score`); nothing over stdio scores or picks tasks. `closed` resolves when the client disconnects (end of input) and
+ * the rollout has been released.
  */
 export async function serveMcpStdio<T extends Task = Task>(
   env: Env<T>,
-  options: ServeMcpOptions<T> & { stdin?: Readable; stdout?: Writable } = {},
-): Promise<{ close(): Promise<void>; closed: Promise<void> }> {
+  options: ServeMcpOptions<T> & { stdin?: Readable; stdout?: Writable; taskId?: string } = {},
+): Promise<{ close(): Promise<void>; closed: Promise<void> } & McpStdioHarness> {
   const e = env as unknown as Env;
-  const picker = new TaskPicker(e, options.tasks);
+  const rollouts = new McpRollouts(e, new TaskPicker(e, options.tasks as Task[] | undefined), {
+    idleTimeoutMs: Infinity,
+  });
   const stdin = options.stdin ?? process.stdin;
   const transport = new StdioServerTransport(stdin, options.stdout ?? process.stdout);
+  // the harness may name the task in `initialize` _meta before the first call starts the rollout
+  const first = rollouts.create(options.taskId, true);
   let resolveClosed!: () => void;
   const closed = new Promise<void>((r) => (resolveClosed = r));
-  const session = await openSession(e, picker, transport, { ...(options as ServeMcpOptions), onClosed: resolveClosed });
+  const session = await openSession(e, rollouts, transport, first, { onClosed: resolveClosed });
+  const sdkOnMessage = transport.onmessage;
+  transport.onmessage = (m) => {
+    const id = taskIdFromInitialize(m);
+    if (id !== undefined && !session.rollout.ready) session.rollout.taskId = id;
+    sdkOnMessage?.(m);
+  };
   // the client went away (end of input): end the session and release its rollout
   const onEnd = () => void session.close();
   stdin.once("end", onEnd);
@@ -296,7 +203,21 @@ export async function serveMcpStdio<T extends Task = Task>(
     close: async () => {
       stdin.off("end", onEnd);
       await session.close();
+      await rollouts.close();
     },
+    rollout: () => ({ id: session.rollout.id, taskId: session.rollout.task?.id, toolCalls: session.rollout.toolCalls }),
+    start: async (taskId) => {
+      const old = session.rollout;
+      const r = rollouts.create(taskId, true);
+      const t = await rollouts.start(r).catch(async (err) => {
+        await rollouts.release(r);
+        throw err;
+      });
+      session.rollout = r;
+      await rollouts.release(old);
+      return { id: r.id, taskId: t.id };
+    },
+    score: (input) => rollouts.reward(session.rollout, input),
   };
 }
 
@@ -305,13 +226,27 @@ export interface ServeMcpHttpOptions<T extends Task = Task> extends ServeMcpOpti
   host?: string;
   /** 0 = any free port (read it from the returned url). */
   port: number;
-  /** Release a session's rollout after this long without a request (ms). Default 10 min. */
+  /**
+   * The operator's token. With it, every route but `GET /health` needs `Authorization: Bearer <token>` — or, on
+   * `/mcp` only, a rollout's own token, which opens a session on that rollout and nothing else.
+   */
+  token?: string;
+  /** Live rollouts at most (default 1024): a new session or rollout beyond it answers 503. */
+  maxRollouts?: number;
+  /** Release a rollout (and end its sessions) after this long without a request (ms). Default 10 min. */
   sessionIdleMs?: number;
+  /** Largest request body in bytes (default 8 MiB). */
+  maxBodyBytes?: number;
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+async function readBody(req: IncomingMessage, limit: number): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > limit) throw new HarnessError(413, "PAYLOAD_TOO_LARGE", `request body over ${limit} bytes`);
+    chunks.push(c as Buffer);
+  }
   return Buffer.concat(chunks).toString("utf8");
 }
 
@@ -320,104 +255,267 @@ function jsonError(res: ServerResponse, status: number, code: number, message: s
   res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
 }
 
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function bearerOf(req: IncomingMessage): string | undefined {
+  const h = req.headers.authorization;
+  if (!h) return undefined;
+  const m = /^Bearer\s+(.+)$/i.exec(h.trim());
+  return m ? m[1]!.trim() : undefined;
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+interface HttpSession {
+  transport: StreamableHTTPServerTransport;
+  session?: Session;
+  /** Opened with a rollout's own token: only that rollout's token may use the session. */
+  boundToken?: string;
+}
+
 /**
- * Serve `env` as a streamable-HTTP MCP server at `http://host:port/mcp` (plus `GET /health` for readiness probes).
- * Every MCP session is one rollout; its task is `_meta["benchmax/task_id"]` in `initialize` (or the
- * `x-benchmax-task-id` header, or `?task_id=`), else the next of `tasks` / `env.loadTasks()` in turn.
+ * Serve `env` as a streamable-HTTP MCP server at `http://host:port/mcp`, plus the harness channel and `GET /health`.
+ *
+ * - `/mcp`: every MCP session is one rollout. Opened with the operator token (or with none configured), it runs on a
+ *   rollout of its own (the task: `_meta["benchmax/task_id"]` in `initialize`, `x-benchmax-task-id`, `?task_id=`, or
+ *   the next task), whose id and token come back in the `x-benchmax-rollout-id` / `x-benchmax-rollout-token` headers
+ *   of the `initialize` answer. Opened with a rollout's token as its bearer, it runs on that rollout.
+ * - The harness channel (operator token): `POST /v1/rollouts {taskId?, session?}` → `{rolloutId, token, taskId}`
+ *   (with `session`, an MCP session id, that session moves onto the new rollout); `POST /v1/rollouts/:id/reward
+ *   {completion | messages}` scores once; `GET /v1/rollouts/:id`; `POST /v1/rollouts/:id/release`. Rollout routes
+ *   also need `X-Rollout-Token`.
  */
 export async function serveMcpHttp<T extends Task = Task>(
   env0: Env<T>,
   options: ServeMcpHttpOptions<T>,
 ): Promise<{ url: string; close(): Promise<void> }> {
   const env = env0 as unknown as Env;
-  const picker = new TaskPicker(env, options.tasks as Task[] | undefined);
-  const sessions = new Map<
-    string,
-    { transport: StreamableHTTPServerTransport; session?: Session; timer?: NodeJS.Timeout }
-  >();
-  const idleMs = options.sessionIdleMs ?? 600_000;
-  const touch = (id: string) => {
-    const s = sessions.get(id);
-    if (!s) return;
-    if (s.timer) clearTimeout(s.timer);
-    s.timer = setTimeout(() => void endSession(id), idleMs);
-    s.timer.unref();
-  };
+  const token = options.token || undefined;
+  const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
+  const rollouts = new McpRollouts(env, new TaskPicker(env, options.tasks as Task[] | undefined), {
+    maxRollouts: options.maxRollouts,
+    idleTimeoutMs: options.sessionIdleMs,
+  });
+  const sessions = new Map<string, HttpSession>();
   const endSession = async (id: string) => {
     const s = sessions.get(id);
     if (!s) return;
     sessions.delete(id);
-    if (s.timer) clearTimeout(s.timer);
     await s.session?.close();
   };
+  // a rollout released by the idle sweep ends its sessions too
+  const sweep = setInterval(
+    () => {
+      for (const [id, s] of sessions) if (s.session?.rollout.released) void endSession(id);
+    },
+    Math.max(10, Math.min(rollouts.idleTimeoutMs / 2, 30_000)),
+  );
+  sweep.unref();
 
-  const http = createServer(async (req, res) => {
-    try {
-      const url = new URL(req.url ?? "/", "http://localhost");
-      if (url.pathname === "/health" && req.method === "GET") {
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify({ status: "ok", env: env.name, sessions: sessions.size }));
-        return;
-      }
-      if (url.pathname !== "/mcp") {
-        jsonError(res, 404, ErrorCode.InvalidRequest, `not found: ${url.pathname} (the MCP endpoint is /mcp)`);
-        return;
-      }
-      let body: unknown;
-      if (req.method === "POST") {
-        const text = await readBody(req);
+  /** Who is calling: the operator (or anyone, with no token configured), a rollout's token holder, or no one. */
+  const caller = (req: IncomingMessage): { operator: boolean; rollout?: McpRollout } | HarnessError => {
+    const presented = bearerOf(req);
+    if (!token) return { operator: true };
+    if (!presented) return new HarnessError(401, "UNAUTHORIZED", "missing Authorization: Bearer <token>");
+    if (sameSecret(presented, token)) return { operator: true };
+    const r = rollouts.ofToken(presented);
+    if (r) return { operator: false, rollout: r };
+    return new HarnessError(403, "FORBIDDEN", "wrong bearer token");
+  };
+
+  async function harness(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const who = caller(req);
+    if (who instanceof HarnessError) throw who;
+    if (!who.operator) throw new HarnessError(403, "FORBIDDEN", "the harness channel needs the operator token");
+    const method = req.method ?? "GET";
+    let body: Record<string, unknown> = {};
+    if (method === "POST") {
+      const text = await readBody(req, maxBody);
+      if (text) {
         try {
           body = JSON.parse(text);
         } catch {
-          jsonError(res, 400, ErrorCode.ParseError, "request body is not valid JSON");
-          return;
+          throw new HarnessError(400, "INVALID_JSON", "malformed JSON body");
+        }
+        if (!body || typeof body !== "object" || Array.isArray(body)) {
+          throw new HarnessError(400, "VALIDATION_ERROR", "request body must be a JSON object");
         }
       }
-      const sid = req.headers["mcp-session-id"];
-      if (typeof sid === "string") {
-        const s = sessions.get(sid);
-        if (!s) {
-          jsonError(res, 404, ErrorCode.InvalidRequest, `unknown or expired MCP session ${sid}`);
-          return;
-        }
-        touch(sid);
-        await s.transport.handleRequest(req, res, body);
+    }
+    if (path === "/v1/rollouts" && method === "POST") {
+      const taskId = body.taskId ?? body.task_id;
+      if (taskId !== undefined && typeof taskId !== "string")
+        throw new HarnessError(400, "VALIDATION_ERROR", `"taskId" must be a string`);
+      const sid = body.session;
+      const s = typeof sid === "string" ? sessions.get(sid) : undefined;
+      if (sid !== undefined && !s?.session)
+        throw new HarnessError(404, "UNKNOWN_SESSION", `unknown MCP session ${String(sid)}`);
+      const r = rollouts.create(taskId as string | undefined, false);
+      let task: Task;
+      try {
+        task = await rollouts.start(r);
+      } catch (e) {
+        await rollouts.release(r);
+        throw e;
+      }
+      if (s?.session) {
+        const old = s.session.rollout;
+        s.session.rollout = r;
+        s.boundToken = undefined;
+        if (old.sessionOwned) await rollouts.release(old);
+      }
+      return sendJson(res, 201, {
+        rolloutId: r.id,
+        token: r.token,
+        taskId: task.id,
+        systemPrompt: resolveSystemPrompt(env, task),
+      });
+    }
+    const m = /^\/v1\/rollouts\/([^/]+)(?:\/(reward|release))?$/.exec(path);
+    if (!m) throw new HarnessError(404, "NOT_FOUND", `no route ${method} ${path}`);
+    const tok = req.headers["x-rollout-token"];
+    const r = rollouts.get(decodeURIComponent(m[1]!), typeof tok === "string" ? tok : undefined);
+    if (!m[2] && method === "GET") {
+      return sendJson(res, 200, {
+        rolloutId: r.id,
+        taskId: r.task?.id ?? null,
+        toolCalls: r.toolCalls,
+        scored: r.scoring,
+      });
+    }
+    if ((!m[2] && method === "DELETE") || (m[2] === "release" && method === "POST")) {
+      await rollouts.release(r);
+      return sendJson(res, 200, { released: true });
+    }
+    if (m[2] === "reward" && method === "POST") {
+      const messages = body.messages;
+      if (messages !== undefined && !Array.isArray(messages)) {
+        throw new HarnessError(400, "VALIDATION_ERROR", `"messages" must be an array of chat messages`);
+      }
+      if (messages === undefined && typeof body.completion !== "string") {
+        throw new HarnessError(400, "VALIDATION_ERROR", `"completion" (the final text) or "messages" is required`);
+      }
+      const out = await rollouts.reward(r, {
+        completion: body.completion as string | undefined,
+        messages: messages as Message[] | undefined,
+      });
+      return sendJson(res, 200, out);
+    }
+    throw new HarnessError(405, "METHOD_NOT_ALLOWED", `${method} ${path} is not allowed`);
+  }
+
+  async function mcp(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const who = caller(req);
+    if (who instanceof HarnessError) {
+      jsonError(res, who.status, ErrorCode.InvalidRequest, who.message);
+      return;
+    }
+    let body: unknown;
+    if (req.method === "POST") {
+      const text = await readBody(req, maxBody);
+      try {
+        body = JSON.parse(text);
+      } catch {
+        jsonError(res, 400, ErrorCode.ParseError, "request body is not valid JSON");
         return;
       }
-      const first = Array.isArray(body) ? body[0] : body;
-      if (req.method !== "POST" || (first as { method?: string })?.method !== "initialize") {
-        jsonError(res, 400, ErrorCode.InvalidRequest, "no MCP session: send an initialize request first");
+    }
+    const sid = req.headers["mcp-session-id"];
+    if (typeof sid === "string") {
+      const s = sessions.get(sid);
+      if (!s) {
+        jsonError(res, 404, ErrorCode.InvalidRequest, `unknown or expired MCP session ${sid}`);
         return;
       }
+      // a rollout-token holder uses its own session only; the operator any
+      if (!who.operator && (!s.boundToken || who.rollout?.token !== s.boundToken)) {
+        jsonError(res, 403, ErrorCode.InvalidRequest, "this MCP session belongs to another rollout");
+        return;
+      }
+      if (s.session) s.session.rollout.lastUsed = Date.now();
+      await s.transport.handleRequest(req, res, body);
+      return;
+    }
+    const first = Array.isArray(body) ? body[0] : body;
+    if (req.method !== "POST" || (first as { method?: string })?.method !== "initialize") {
+      jsonError(res, 400, ErrorCode.InvalidRequest, "no MCP session: send an initialize request first");
+      return;
+    }
+    let rollout: McpRollout;
+    if (who.rollout) rollout = who.rollout;
+    else {
       const header = req.headers["x-benchmax-task-id"];
       const taskId =
         taskIdFromInitialize(first) ??
         (typeof header === "string" ? header : undefined) ??
         url.searchParams.get("task_id") ??
         undefined;
-      const entry: { transport: StreamableHTTPServerTransport; session?: Session; timer?: NodeJS.Timeout } = {
-        transport: new StreamableHTTPServerTransport({
-          sessionIdGenerator: () => randomUUID(),
-          onsessioninitialized: (id) => {
-            sessions.set(id, entry);
-            touch(id);
-          },
-          onsessionclosed: (id) => void endSession(id),
-        }),
-      };
-      entry.session = await openSession(env, picker, entry.transport, {
-        ...(options as ServeMcpOptions),
-        taskId,
-        onClosed: () => {
-          const id = entry.transport.sessionId;
-          if (id) void endSession(id);
+      try {
+        rollout = rollouts.create(taskId, true);
+      } catch (e) {
+        const he = e as HarnessError;
+        if (he.status === 503) res.setHeader("retry-after", "1");
+        jsonError(res, he.status ?? 500, ErrorCode.InternalError, errorMessage(e));
+        return;
+      }
+    }
+    const entry: HttpSession = {
+      boundToken: who.rollout?.token,
+      transport: new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          sessions.set(id, entry);
         },
-      });
-      await entry.transport.handleRequest(req, res, body);
+        onsessionclosed: (id) => void endSession(id),
+      }),
+    };
+    entry.session = await openSession(env, rollouts, entry.transport, rollout, {
+      onClosed: () => {
+        const id = entry.transport.sessionId;
+        if (id) void endSession(id);
+      },
+    });
+    if (rollout.sessionOwned) {
+      res.setHeader(ROLLOUT_ID_HEADER, rollout.id);
+      res.setHeader(ROLLOUT_TOKEN_HEADER, rollout.token);
+    }
+    await entry.transport.handleRequest(req, res, body);
+  }
+
+  const http = createServer(async (req, res) => {
+    try {
+      const url = new URL(req.url ?? "/", "http://localhost");
+      if (url.pathname === "/health" && req.method === "GET") {
+        sendJson(res, 200, { status: "ok", env: env.name, sessions: sessions.size, rollouts: rollouts.active });
+        return;
+      }
+      if (url.pathname.startsWith("/v1/")) {
+        await harness(req, res, url.pathname);
+        return;
+      }
+      if (url.pathname !== "/mcp") {
+        jsonError(res, 404, ErrorCode.InvalidRequest, `not found: ${url.pathname} (the MCP endpoint is /mcp)`);
+        return;
+      }
+      await mcp(req, res, url);
     } catch (e) {
       options.log?.(`mcp http: ${errorMessage(e)}`);
-      if (!res.headersSent) jsonError(res, 500, ErrorCode.InternalError, errorMessage(e));
-      else res.end();
+      if (res.headersSent) {
+        res.end();
+        return;
+      }
+      if (e instanceof HarnessError) {
+        if (e.status === 503) res.setHeader("retry-after", "1");
+        sendJson(res, e.status, { error: { message: e.message, code: e.code } });
+      } else sendJson(res, 500, { error: { message: errorMessage(e), code: "EXECUTION_ERROR" } });
     }
   });
   await new Promise<void>((resolve, reject) => {
@@ -429,7 +527,9 @@ export async function serveMcpHttp<T extends Task = Task>(
   return {
     url: `http://${host}:${addr.port}/mcp`,
     close: async () => {
+      clearInterval(sweep);
       await Promise.all([...sessions.keys()].map(endSession));
+      await rollouts.close();
       await new Promise<void>((resolve) => {
         http.close(() => resolve());
         http.closeAllConnections();

@@ -31,6 +31,11 @@ function build() {
   });
   s.registerTool("pid", { description: "The server's process id" }, () => text(process.pid));
   s.registerTool(
+    "env",
+    { description: "Read an environment variable", inputSchema: { name: z.string() } },
+    ({ name }) => text(process.env[name] ?? ""),
+  );
+  s.registerTool(
     "write_file",
     { description: "Write a file in the working directory", inputSchema: { path: z.string(), content: z.string() } },
     ({ path, content }) => {

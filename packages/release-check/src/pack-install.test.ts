@@ -29,11 +29,34 @@ const core: Target = { name: "@benchmax/core", dir: "packages/core" };
 const math: Target = { name: "@benchmax/env-math", dir: "envs/math" };
 const excel: Target = { name: "@benchmax/env-excel", dir: "envs/excel" };
 const report: Target = { name: "@benchmax/report", dir: "packages/report" };
+const mcp: Target = { name: "@benchmax/mcp", dir: "packages/mcp" };
+const server: Target = { name: "@benchmax/server", dir: "packages/server" };
+const crm: Target = { name: "@benchmax/env-crm", dir: "envs/crm" };
+const wikipedia: Target = { name: "@benchmax/env-wikipedia", dir: "envs/wikipedia" };
 // env-excel is packed once its fixtures (the embedded SpreadsheetBench-shaped tasks) are in the repo
 const excelReady = existsSync(join(root, excel.dir, "fixtures/spreadsheetbench/dataset.json"));
 if (!excelReady)
   console.warn("release-check: env-excel skipped: envs/excel/fixtures/spreadsheetbench is not there yet");
-const targets = [core, math, report, ...(excelReady ? [excel] : [])];
+const targets = [core, math, report, mcp, server, crm, wikipedia, ...(excelReady ? [excel] : [])];
+
+/** Every TypeScript block of the public packages' READMEs (packages/*, envs/*): the quickstarts users copy. */
+function readmeQuickstarts(): Array<{ name: string; file: string; code: string }> {
+  const out: Array<{ name: string; file: string; code: string }> = [];
+  for (const group of ["packages", "envs"]) {
+    for (const d of readdirSync(join(root, group)).sort()) {
+      const pkgPath = join(root, group, d, "package.json");
+      const readme = join(root, group, d, "README.md");
+      if (!existsSync(pkgPath) || !existsSync(readme)) continue;
+      const pkg = JSON.parse(readFileSync(pkgPath, "utf8")) as { private?: boolean };
+      if (pkg.private) continue;
+      const blocks = [...readFileSync(readme, "utf8").matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
+      blocks.forEach((code, i) => {
+        out.push({ name: `${d}-${i + 1}`, file: `${group}/${d}/README.md`, code });
+      });
+    }
+  }
+  return out;
+}
 
 function sh(cmd: string, args: string[], cwd: string, timeout = 180_000) {
   const r = spawnSync(cmd, args, {
@@ -79,9 +102,15 @@ beforeAll(() => {
   project = join(work, "project");
   mkdirSync(project);
   const deps = Object.fromEntries(targets.map((t) => [t.name, `file:${tarballs.get(t.name)}`]));
+  // what a TypeScript user has beside the packages: the compiler and Node's types (for the README check)
+  const devDependencies = { typescript: "5.9.3", "@types/node": "20.19.43" };
   writeFileSync(
     join(project, "package.json"),
-    JSON.stringify({ name: "release-check-project", private: true, type: "module", dependencies: deps }, null, 2),
+    JSON.stringify(
+      { name: "release-check-project", private: true, type: "module", dependencies: deps, devDependencies },
+      null,
+      2,
+    ),
   );
   // one install; third-party deps (zod, openai, …) come from the registry or npm's cache
   sh("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], project, 200_000);
@@ -118,6 +147,11 @@ describe("packed packages", () => {
       expect(pkg.exports["."].import).toBe("./dist/index.js");
       expect(pkg.exports["."].types).toBe("./dist/index.d.ts");
       expect(JSON.stringify(pkg.dependencies ?? {})).not.toContain("workspace:");
+      // envs and packages take core as a range, and zod as a peer (the user's zod 4), never a pinned copy
+      const coreRange = pkg.dependencies?.["@benchmax/core"];
+      if (coreRange !== undefined) expect(coreRange, `${t.name} → @benchmax/core`).toMatch(/^\^\d+\.\d+\.\d+$/);
+      expect(pkg.dependencies?.zod, `${t.name} pins zod`).toBeUndefined();
+      if (pkg.peerDependencies?.zod !== undefined) expect(pkg.peerDependencies.zod).toBe("^4.0.0");
     }
   });
 
@@ -180,5 +214,55 @@ console.log(JSON.stringify({ env: env.name, outcome: r.outcome, reward: r.reward
     );
     const out = sh(process.execPath, ["excel.mjs"], project).trim().split("\n").pop()!;
     expect(JSON.parse(out)).toMatchObject({ env: "excel", outcome: "completed", error: null });
+  });
+
+  it("type-check every README quickstart (packages/*/README.md, envs/*/README.md) against the packed packages", () => {
+    const blocks = readmeQuickstarts();
+    expect(blocks.length).toBeGreaterThan(5);
+    const dir = join(project, "readme");
+    mkdirSync(dir);
+    for (const b of blocks) writeFileSync(join(dir, `${b.name}.ts`), `// ${b.file}\n${b.code}\nexport {};\n`);
+    // beside the READMEs: a typed env is usable wherever an Env is expected, and createEnv is typed as written
+    writeFileSync(
+      join(dir, "env-types.ts"),
+      `import type { Env, Task } from "@benchmax/core";
+import excel, { type ExcelTask } from "@benchmax/env-excel";
+import { createMathEnv } from "@benchmax/env-math";
+const typed: Env<ExcelTask> = excel.createEnv({});
+const plain: Env = typed;
+const envs: Env<Task>[] = [plain, createMathEnv()];
+export { envs };
+`,
+    );
+    // names the README fragments take from the text around them
+    writeFileSync(
+      join(dir, "context.d.ts"),
+      `declare const env: import("@benchmax/core").Env;
+declare const myPolicy: import("@benchmax/core").Policy;
+`,
+    );
+    writeFileSync(
+      join(dir, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          target: "ES2022",
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          lib: ["ES2023"],
+          strict: true,
+          skipLibCheck: true,
+          noEmit: true,
+          types: ["node"],
+        },
+        include: ["*.ts"],
+      }),
+    );
+    const r = spawnSync(process.execPath, [join(project, "node_modules/typescript/bin/tsc"), "-p", dir], {
+      cwd: project,
+      encoding: "utf8",
+    });
+    // each error names the README it came from: readme/<package>-<n>.ts
+    expect(`${r.stdout}${r.stderr}`.trim()).toBe("");
+    expect(r.status).toBe(0);
   });
 });

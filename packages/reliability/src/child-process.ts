@@ -33,12 +33,17 @@ export function tsxAvailable(): string | undefined {
 export function startChild(
   script: string,
   args: string[] = [],
-  options: { timeoutMs?: number; nodeArgs?: string[] } = {},
+  options: {
+    timeoutMs?: number;
+    nodeArgs?: string[] /** A command the node process runs under, e.g. `ip netns exec NS`. */;
+    wrap?: string[];
+  } = {},
 ): Promise<Child> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const file = join(here, "child", `${script}.ts`);
   const nodeArgs = [...(options.nodeArgs ?? []), "--conditions=@benchmax/source", "--import", "tsx", file, ...args];
-  const proc = spawn(process.execPath, nodeArgs, {
+  const [cmd, ...pre] = options.wrap?.length ? [...options.wrap, process.execPath] : [process.execPath];
+  const proc = spawn(cmd!, [...pre, ...nodeArgs], {
     cwd: join(here, ".."),
     stdio: ["ignore", "pipe", "pipe"],
   });

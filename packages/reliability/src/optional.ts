@@ -2,7 +2,8 @@ import type { Env, EnvModule, Task } from "@benchmax/core";
 
 /**
  * Packages built in parallel with this suite are imported by a computed specifier, so a package that has not landed
- * yet (a stub, a broken build) makes the tests that need it skip with a printed reason instead of failing to compile.
+ * yet (a stub, a broken build) makes the tests that need it skip with a printed reason instead of failing to compile —
+ * outside CI only: with CI set, `warnSkip` turns the same reason into a failure.
  */
 export async function importOptional<M = Record<string, unknown>>(
   spec: string,
@@ -59,9 +60,25 @@ export async function loadEnv(
   }
 }
 
-/** Print why a block of tests is skipped (vitest's own skip line does not say why). */
-export function warnSkip(what: string, reason: string | undefined): void {
-  if (reason) console.warn(`[reliability] SKIPPED ${what}: ${reason}`);
+/** Is this a CI run (`CI=true` or `CI=1`, as CI services and .ci/run set it)? */
+export function isCI(env: NodeJS.ProcessEnv = process.env): boolean {
+  const v = (env.CI ?? "").toLowerCase();
+  return v === "true" || v === "1" || v === "yes";
+}
+
+/**
+ * Print why a block of tests is skipped (vitest's own skip line does not say why). In CI nothing may be skipped for
+ * a missing piece: a package that fails to import or build, or an env that fails to load, throws here and fails the
+ * test file, so CI cannot go green while the safety tests did not run.
+ */
+export function warnSkip(what: string, reason: string | undefined, env: NodeJS.ProcessEnv = process.env): void {
+  if (!reason) return;
+  if (isCI(env)) {
+    throw new Error(
+      `[reliability] ${what} cannot run: ${reason} (CI=${env.CI}: a missing piece fails the suite instead of skipping)`,
+    );
+  }
+  console.warn(`[reliability] SKIPPED ${what}: ${reason}`);
 }
 
 export const ENV_NAMES = ["math", "excel", "wikipedia", "crm"] as const;

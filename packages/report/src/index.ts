@@ -1,13 +1,34 @@
 export { chartJsSource } from "./chart-library.js";
-export { type LoadedRun, loadRun } from "./load-run.js";
-export { escapeHtml, renderHtml, scriptJson } from "./render-html.js";
 export {
+  type CompareOptions,
+  type CompareResult,
+  type CompareRow,
+  compareRuns,
+  DEFAULT_MAX_ERROR_RATE_INCREASE,
+  errorRate,
+  type GateSummary,
+  type Mismatch,
+  type MismatchKind,
+  type RunIdentity,
+  runIdentityOf,
+  runMismatches,
+} from "./compare-runs.js";
+export { escapeHtml, scriptJson } from "./html-escape.js";
+export { forEachJsonLine, type LoadedRun, type LoadRunOptions, loadRun, rolloutIdOf } from "./load-run.js";
+export { inlineTranscripts, renderHtml } from "./render-html.js";
+export {
+  type BuildOptions,
   buildReportData,
-  type ComparisonRow,
+  type CountHistogram,
+  countHistogram,
   type HistogramBin,
+  type IndexRow,
   type ReportData,
   type RolloutRow,
   rewardHistogram,
+  rolloutRows,
   type TaskRow,
 } from "./report-data.js";
-export { type WriteReportOptions, writeReport } from "./write-report.js";
+export { toolCallNames } from "./tool-calls.js";
+export { type Transcript, TranscriptStore, transcriptOf } from "./transcripts.js";
+export { type WriteReportOptions, type WrittenReport, writeReport, writeReportFiles } from "./write-report.js";

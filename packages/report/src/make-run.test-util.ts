@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { defineEnv, runMany, scriptedPolicy, summarize, tool } from "@benchmax/core";
+import { defineEnv, readResults, runMany, scriptedPolicy, summarize, tool } from "@benchmax/core";
 import { z } from "zod";
 
 /**
@@ -40,7 +40,8 @@ export async function makeRunDir(dir: string, opts: { tasks?: number; accuracy?:
   });
   mkdirSync(dir, { recursive: true });
   const run = await runMany(env, tasks, policy, { group: 2, resultsPath: join(dir, "results.jsonl") });
-  const summary = summarize(run.results, {
+  // read back what the runner wrote (the run dir is the source of truth, as for the CLI)
+  const summary = summarize(readResults(join(dir, "results.jsonl")), {
     env: "adder",
     policy: policy.name,
     passThreshold: 1,

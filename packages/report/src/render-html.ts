@@ -1,24 +1,8 @@
+import { CLIENT_SCRIPT } from "./client-script.js";
+import { escapeHtml, inlineScript, scriptJson } from "./html-escape.js";
 import type { ReportData } from "./report-data.js";
 
-/** Escape text for HTML element content and attribute values. */
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
-}
-
-/** JSON that is safe inside a <script> element (no `</script>`, no HTML comment openers, no JS line separators). */
-export function scriptJson(value: unknown): string {
-  return JSON.stringify(value)
-    .replace(/</g, "\\u003c")
-    .replace(/>/g, "\\u003e")
-    .replace(/&/g, "\\u0026")
-    .replace(/\u2028/g, "\\u2028")
-    .replace(/\u2029/g, "\\u2029");
-}
-
-/** A script's source made safe to inline (a literal `</script` would end the element early). */
-function inlineScript(src: string): string {
-  return src.replace(/<\/script/gi, "<\\/script").replace(/<!--/g, "<\\!--");
-}
+export { escapeHtml, scriptJson } from "./html-escape.js";
 
 const num = (x: number | null | undefined, digits = 3): string =>
   typeof x === "number" && Number.isFinite(x) ? (Number.isInteger(x) ? String(x) : x.toFixed(digits)) : "—";
@@ -41,9 +25,10 @@ const STYLE = `
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); margin: 0; }
 header { background: #fff; border-bottom: 1px solid var(--line); padding: 18px 28px; }
 header h1 { margin: 0 0 4px; font-size: 20px; }
-header .meta { color: var(--muted); font-size: 12px; }
-main { padding: 20px 28px 40px; max-width: 1280px; }
+.meta, .muted { color: var(--muted); font-size: 12px; }
+main { padding: 20px 28px 40px; max-width: 1440px; }
 h2 { font-size: 16px; margin: 28px 0 10px; }
+h4 { margin: 14px 0 6px; font-size: 13px; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); gap: 10px; }
 .card { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; }
 .card .label { color: var(--muted); font-size: 12px; }
@@ -52,65 +37,103 @@ h2 { font-size: 16px; margin: 28px 0 10px; }
 .panel { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; }
 .panel h3 { margin: 0 0 8px; font-size: 14px; }
 .chart { position: relative; height: 280px; }
+.chart.tall { height: 420px; }
 table { border-collapse: collapse; width: 100%; background: #fff; font-size: 13px; }
 th, td { border-bottom: 1px solid var(--line); padding: 5px 8px; text-align: left; vertical-align: top; }
 th { background: #f0f2f6; font-weight: 600; }
-td.err { color: #a11; }
-details { margin-top: 8px; }
-.scroll { max-height: 420px; overflow: auto; border: 1px solid var(--line); border-radius: 8px; }
-.regress { color: #b3261e; font-weight: 600; }
+.scroll th { position: sticky; top: 0; z-index: 1; }
+th.sortable { cursor: pointer; user-select: none; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.err, .err { color: #a11; }
+td.err { max-width: 280px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+td.worse, .regress { color: #b3261e; font-weight: 600; }
+tr.clickable { cursor: pointer; }
+tr.clickable:hover { background: #f3f6fd; }
+tr.selected { background: #e3ebfb !important; }
+.scroll { max-height: 640px; overflow: auto; border: 1px solid var(--line); border-radius: 8px; }
+.pager { display: flex; gap: 10px; align-items: center; margin: 6px 0; font-size: 12px; }
+.badge { color: #fff; border-radius: 10px; padding: 1px 8px; font-size: 12px; white-space: nowrap; }
+.gate { border-radius: 8px; padding: 10px 14px; margin: 8px 0 12px; font-weight: 600; }
+.gate.fail { background: #fdecea; color: #8a1c14; border: 1px solid #f3b8b2; }
+.gate.pass { background: #e8f5ee; color: #1d6b3f; border: 1px solid #b5dfc6; }
+.filters { display: flex; flex-wrap: wrap; gap: 12px; align-items: end; background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; margin-bottom: 10px; }
+.filters label { display: flex; flex-direction: column; font-size: 12px; color: var(--muted); gap: 2px; }
+.filters input, .filters select { font: inherit; padding: 3px 6px; border: 1px solid #c9ced8; border-radius: 5px; }
+.filters input[type=number] { width: 90px; }
+.master { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 16px; align-items: start; }
+#viewer { position: sticky; top: 8px; max-height: calc(100vh - 16px); overflow: auto; background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; }
+#viewer h3 { margin: 0 0 6px; font-size: 15px; word-break: break-all; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; margin: 0; font-size: 13px; }
+dl.facts dt { color: var(--muted); }
+dl.facts dd { margin: 0; }
+table.components { width: auto; min-width: 240px; }
+.errorbox { background: #fdecea; color: #8a1c14; border: 1px solid #f3b8b2; border-radius: 6px; padding: 8px 10px; margin: 8px 0; white-space: pre-wrap; word-break: break-word; }
+.msg { border: 1px solid var(--line); border-left-width: 4px; border-radius: 6px; margin: 8px 0; padding: 6px 10px; }
+.msg.role-system { border-left-color: #8c94a3; background: #f6f7f9; }
+.msg.role-user { border-left-color: #3b6fd8; }
+.msg.role-assistant { border-left-color: #2e9d5b; }
+.msg.role-tool { border-left-color: #e0a526; background: #fffbf0; }
+.mhead { display: flex; gap: 10px; align-items: baseline; font-size: 12px; }
+.mhead .role { font-weight: 600; text-transform: none; }
+.mhead .idx { margin-left: auto; }
+pre { white-space: pre-wrap; word-break: break-word; margin: 4px 0; font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+.msg.role-system pre.content { max-height: 220px; overflow: auto; }
+.toolcall { border: 1px dashed #9fc7ae; border-radius: 5px; padding: 4px 8px; margin: 6px 0; background: #f3faf5; }
 `;
 
-/** The client script: draws every chart from the embedded data with the inlined chart.js. */
-const CLIENT = `
-(function () {
-  var data = JSON.parse(document.getElementById("report-data").textContent);
-  var charts = {};
-  window.benchmaxCharts = charts;
-  var palette = { completed: "#2e9d5b", truncated: "#e0a526", env_error: "#c2410c", infra_error: "#7c3aed" };
-  var blue = "rgba(59,111,216,0.75)", grey = "rgba(140,148,163,0.65)";
-  Chart.defaults.animation = false;
-  Chart.defaults.maintainAspectRatio = false;
-  function make(id, config) {
-    var el = document.getElementById(id);
-    if (!el) return;
-    charts[id] = new Chart(el.getContext("2d"), config);
+/** The comparison with a baseline, flagged by the same gate `benchmax compare` runs. */
+function baselineSection(data: ReportData): string {
+  const b = data.baseline;
+  if (!b) return "";
+  const { check } = b;
+  const failed = check.rows.filter((r) => r.regression).map((r) => r.metric);
+  const tolerances = `max drop ${check.maxDrop}, error-rate tolerance +${check.maxErrorRateIncrease}`;
+  const blocking = check.mismatches.filter((m) => !m.allowed);
+  let verdict: string;
+  if (check.regression) {
+    verdict = `Regression against the baseline: ${escapeHtml(failed.join(", "))} (${tolerances}). <code>benchmax compare</code> fails on the same rows.`;
+  } else if (!check.comparable) {
+    verdict = `No metric regressed (${tolerances}), but <code>benchmax compare</code> fails: these runs are not comparable.`;
+  } else {
+    verdict = `No regression against the baseline (${tolerances}): <code>benchmax compare</code> passes.`;
   }
-  var histDatasets = [{ label: "this run", data: data.rewardHistogram.map(function (b) { return b.count; }), backgroundColor: blue }];
-  if (data.baseline) histDatasets.push({ label: "baseline", data: data.baseline.rewardHistogram.map(function (b) { return b.count; }), backgroundColor: grey });
-  make("chart-reward", { type: "bar", data: { labels: data.rewardHistogram.map(function (b) { return b.label; }), datasets: histDatasets },
-    options: { scales: { x: { title: { display: true, text: "reward" } }, y: { beginAtZero: true, ticks: { precision: 0 }, title: { display: true, text: "rollouts" } } } } });
-  var outcomeNames = Object.keys(data.outcomes);
-  make("chart-outcomes", { type: "doughnut", data: { labels: outcomeNames, datasets: [{ data: outcomeNames.map(function (k) { return data.outcomes[k]; }),
-    backgroundColor: outcomeNames.map(function (k) { return palette[k] || grey; }) }] }, options: { plugins: { legend: { position: "right" } } } });
-  var ids = data.rollouts.map(function (r) { return r.rolloutId; });
-  make("chart-turns", { type: "bar", data: { labels: ids, datasets: [
-      { label: "turns", data: data.rollouts.map(function (r) { return r.turns; }), backgroundColor: blue },
-      { label: "tool calls", data: data.rollouts.map(function (r) { return r.toolCalls; }), backgroundColor: "rgba(46,157,91,0.7)" },
-      { label: "tool errors", data: data.rollouts.map(function (r) { return r.toolErrors; }), backgroundColor: "rgba(194,65,12,0.7)" } ] },
-    options: { scales: { x: { ticks: { autoSkip: true, maxRotation: 60 } }, y: { beginAtZero: true, ticks: { precision: 0 } } } } });
-  var taskDatasets = [{ label: "pass rate", data: data.tasks.map(function (t) { return t.passRate; }), backgroundColor: blue }];
-  if (data.baseline) taskDatasets.push({ label: "baseline pass rate", data: data.tasks.map(function (t) { return t.baselinePassRate; }), backgroundColor: grey });
-  make("chart-tasks", { type: "bar", data: { labels: data.tasks.map(function (t) { return t.taskId; }), datasets: taskDatasets },
-    options: { indexAxis: "y", scales: { x: { min: 0, max: 1, title: { display: true, text: "pass rate" } } } } });
-  if (data.baseline) {
-    var rows = data.baseline.comparison.filter(function (r) { return r.base !== null && r.cand !== null && !/^rollouts|turns|tool calls/.test(r.metric); });
-    make("chart-compare", { type: "bar", data: { labels: rows.map(function (r) { return r.metric; }), datasets: [
-        { label: "baseline", data: rows.map(function (r) { return r.base; }), backgroundColor: grey },
-        { label: "this run", data: rows.map(function (r) { return r.cand; }), backgroundColor: blue } ] },
-      options: { scales: { y: { beginAtZero: true } } } });
-  }
-  document.body.setAttribute("data-charts", String(Object.keys(charts).length));
-})();
-`;
+  const gate = `<div id="gate" class="gate ${check.failed ? "fail" : "pass"}" data-failed="${check.failed}" data-regression="${check.regression}">${verdict}</div>`;
+  const mismatches = check.mismatches.length
+    ? `<div id="mismatches" class="gate ${blocking.length ? "fail" : "pass"}">${blocking.length ? "Not comparable as they are (compare refuses them unless told to allow it):" : "Differences the comparison was told to allow:"}<ul>${check.mismatches.map((m) => `<li data-kind="${escapeHtml(m.kind)}">${escapeHtml(m.message)}${m.allowed ? " (allowed)" : ""}</li>`).join("")}</ul></div>`
+    : "";
+  const rows = check.rows.map((r) => {
+    const d = r.delta === null ? "—" : `${r.delta >= 0 ? "+" : ""}${num(r.delta)}`;
+    const status = r.regression ? "REGRESSION" : (r.note ?? "ok");
+    return `<tr data-metric="${escapeHtml(r.metric)}"${r.regression ? ' data-regression="true"' : ""}><td>${escapeHtml(r.metric)}</td><td class="num">${num(r.base)}</td><td class="num">${num(r.cand)}</td><td class="num${r.regression ? " regress" : ""}">${escapeHtml(d)}</td><td class="${r.regression ? "regress" : ""}">${escapeHtml(status)}</td></tr>`;
+  });
+  return `
+<h2 id="baseline">Comparison with baseline</h2>
+<p class="meta">Baseline: <code>${escapeHtml(b.dir)}</code> (${escapeHtml(b.summary.env)} / ${escapeHtml(b.summary.policy)}, ${b.summary.n} rollouts)</p>
+${gate}${mismatches}
+<div class="grid">
+  <div class="panel"><h3>Baseline vs this run</h3><div class="chart"><canvas id="chart-compare"></canvas></div></div>
+  <div class="panel"><table id="compare-table"><thead><tr><th>metric</th><th class="num">baseline</th><th class="num">this run</th><th class="num">delta</th><th>status</th></tr></thead><tbody>${rows.join("\n")}</tbody></table></div>
+</div>`;
+}
 
-/** Render the whole report as one HTML document with the chart library and the data inlined. */
-export function renderHtml(data: ReportData, chartJs: string): string {
+/** The transcripts inlined in the page (small runs), one JSON script element per chunk. */
+export function inlineTranscripts(chunks: string[]): string {
+  return chunks
+    .map((json, i) => `<script id="report-transcripts-${i}" type="application/json">${json}</script>`)
+    .join("\n");
+}
+
+/**
+ * Render the whole report as one HTML document with the chart library and the data inlined. `transcriptsHtml` is
+ * what `inlineTranscripts` returns when the transcripts are inlined (empty when they are sidecar files or absent).
+ */
+export function renderHtml(data: ReportData, chartJs: string, transcriptsHtml = ""): string {
   const s = data.summary;
   const outcomes = s.outcomes ?? {};
   const errors = (outcomes.env_error ?? 0) + (outcomes.infra_error ?? 0);
   const cards = [
     card("rollouts", String(s.n)),
+    card("tasks", String(data.tasks.length)),
     card("mean reward", num(s.reward?.mean)),
     card("reward std", num(s.reward?.std)),
     card(`pass rate (≥ ${s.passThreshold ?? 1})`, pct(s.passRate)),
@@ -127,48 +150,20 @@ export function renderHtml(data: ReportData, chartJs: string): string {
         components.map(([k, v]) => [k, num(v), ...(data.baseline ? [num(data.baseline.summary.components?.[k])] : [])]),
       )
     : "<p>No reward components.</p>";
-  const taskTable = table(
-    ["task", "rollouts", "mean reward", "pass rate", ...(data.baseline ? ["baseline pass rate"] : [])],
-    data.tasks.map((t) => [
-      t.taskId,
-      String(t.n),
-      num(t.meanReward),
-      pct(t.passRate),
-      ...(data.baseline ? [pct(t.baselinePassRate)] : []),
-    ]),
-  );
-  const rolloutTable = table(
-    ["rollout", "task", "outcome", "reward", "turns", "tool calls", "tool errors", "ms", "error"],
-    data.rollouts.map((r) => [
-      r.rolloutId,
-      r.taskId,
-      r.outcome,
-      num(r.reward),
-      String(r.turns),
-      String(r.toolCalls),
-      String(r.toolErrors),
-      num(r.durationMs, 0),
-      r.error ?? "",
-    ]),
-  );
-  let baselineSection = "";
-  if (data.baseline) {
-    const rows = data.baseline.comparison.map((r) => {
-      const worse = r.delta !== null && r.delta < 0 && !/error rate|turns|tool calls|rollouts/.test(r.metric);
-      const d = r.delta === null ? "—" : `${r.delta >= 0 ? "+" : ""}${num(r.delta)}`;
-      return `<tr><td>${escapeHtml(r.metric)}</td><td>${num(r.base)}</td><td>${num(r.cand)}</td><td class="${worse ? "regress" : ""}">${escapeHtml(d)}</td></tr>`;
-    });
-    baselineSection = `
-<h2 id="baseline">Comparison with baseline</h2>
-<p class="meta">Baseline: <code>${escapeHtml(data.baseline.dir)}</code> (${escapeHtml(data.baseline.summary.env)} / ${escapeHtml(data.baseline.summary.policy)}, ${data.baseline.summary.n} rollouts)</p>
-<div class="grid">
-  <div class="panel"><h3>Baseline vs this run</h3><div class="chart"><canvas id="chart-compare"></canvas></div></div>
-  <div class="panel"><table><thead><tr><th>metric</th><th>baseline</th><th>this run</th><th>delta</th></tr></thead><tbody>${rows.join("\n")}</tbody></table></div>
-</div>`;
-  }
   const versions = Object.entries(s.versions ?? {})
     .map(([k, v]) => `${k}@${v}`)
     .join(", ");
+  const worstTitle = data.baseline
+    ? `${data.worstTasks.length} tasks that lost the most pass rate against the baseline`
+    : data.worstTasks.length < data.tasks.length
+      ? `${data.worstTasks.length} tasks with the lowest pass rate`
+      : "Pass rate per task";
+  const transcriptNote =
+    data.transcripts.mode === "sidecar"
+      ? `Transcripts load on demand from <code>${escapeHtml(data.transcripts.dir ?? "")}/</code> (${data.transcripts.chunks} files); keep that folder next to this page.`
+      : data.transcripts.mode === "inline"
+        ? "Transcripts are inlined in this page."
+        : "This report holds no transcripts.";
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -185,24 +180,40 @@ export function renderHtml(data: ReportData, chartJs: string): string {
 <main>
 <h2 id="summary">Summary</h2>
 <div class="cards">${cards}</div>
+${baselineSection(data)}
 <h2 id="charts">Rewards and outcomes</h2>
 <div class="grid">
   <div class="panel"><h3>Reward distribution (scored rollouts)</h3><div class="chart"><canvas id="chart-reward"></canvas></div></div>
   <div class="panel"><h3>Outcomes</h3><div class="chart"><canvas id="chart-outcomes"></canvas></div></div>
-  <div class="panel"><h3>Turns and tool calls per rollout</h3><div class="chart"><canvas id="chart-turns"></canvas></div></div>
-  <div class="panel"><h3>Pass rate per task</h3><div class="chart"><canvas id="chart-tasks"></canvas></div></div>
+  <div class="panel"><h3>Rollouts by number of turns and tool calls</h3><div class="chart"><canvas id="chart-turns"></canvas></div></div>
+  <div class="panel"><h3>Tasks by pass rate</h3><div class="chart"><canvas id="chart-task-pass"></canvas></div></div>
+  <div class="panel"><h3>${escapeHtml(worstTitle)}</h3><div class="chart tall"><canvas id="chart-tasks"></canvas></div></div>
+  ${data.tools.length ? `<div class="panel"><h3>Most called tools</h3><div class="chart"><canvas id="chart-tools"></canvas></div></div>` : ""}
 </div>
 <h2 id="components">Reward components</h2>
 ${componentTable}
-${baselineSection}
 <h2 id="tasks">Tasks</h2>
-<div class="scroll">${taskTable}</div>
+<p class="meta">Click a task to see its rollouts; click a column to sort.</p>
+<div id="task-table"></div>
 <h2 id="rollouts">Rollouts</h2>
-<div class="scroll">${rolloutTable}</div>
+<p class="meta">Click a rollout to read its conversation. ${transcriptNote}</p>
+<div class="filters">
+  <label>task (id or part of one)<input id="filter-task" type="search" placeholder="any task"></label>
+  <label>outcome<select id="filter-outcome"><option value="">any</option></select></label>
+  <label>reward ≥<input id="filter-reward-min" type="number" step="any"></label>
+  <label>reward ≤<input id="filter-reward-max" type="number" step="any"></label>
+  <button id="filter-clear" type="button">clear</button>
+  <span id="filter-count" class="muted"></span>
+</div>
+<div class="master">
+  <div id="rollout-table"></div>
+  <aside id="viewer" data-state="empty"><p class="muted">Select a rollout to see its system prompt, replies, tool calls with their arguments, tool results, reward components, outcome and error.</p></aside>
+</div>
 </main>
 <script id="report-data" type="application/json">${scriptJson(data)}</script>
+${transcriptsHtml}
 <script>${inlineScript(chartJs)}</script>
-<script>${CLIENT}</script>
+<script>${inlineScript(CLIENT_SCRIPT)}</script>
 </body>
 </html>
 `;

@@ -1,26 +1,97 @@
 import { writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
+import { UsageError } from "@benchmax/core";
 import { chartJsSource } from "./chart-library.js";
+import type { CompareOptions } from "./compare-runs.js";
 import { loadRun } from "./load-run.js";
-import { renderHtml } from "./render-html.js";
+import { inlineTranscripts, renderHtml } from "./render-html.js";
 import { buildReportData } from "./report-data.js";
+import { clearSidecar, TranscriptStore } from "./transcripts.js";
 
 export interface WriteReportOptions {
   /** A baseline run dir to compare against. */
   baseline?: string;
   /** Where to write (default `<runDir>/report.html`). */
   out?: string;
+  /**
+   * The regression gate's options, as `benchmax compare` takes them: `maxDrop` (tolerated drop in reward, pass rate
+   * and each component, default 0), `maxErrorRateIncrease` (default 0.005) and `allow` (accepted mismatches).
+   */
+  compare?: CompareOptions;
+  /**
+   * Where the rollout transcripts go: `inline` in the page, `sidecar` chunk files in a folder beside it
+   * (`report.transcripts/` for `report.html`), loaded on demand; `auto` (default) inlines them while they stay under
+   * `inlineLimitBytes`, so a small run's report is one file, and a large run's page stays small.
+   */
+  transcripts?: "auto" | "inline" | "sidecar" | "none";
+  /** `auto` inlines transcripts up to this many bytes (default 2 MiB). */
+  inlineLimitBytes?: number;
+  /** Bytes of transcript JSON per sidecar chunk (default 1 MiB). */
+  chunkBytes?: number;
+}
+
+/** What `writeReport` wrote. */
+export interface WrittenReport {
+  /** The page. */
+  path: string;
+  /** Its size in bytes. */
+  bytes: number;
+  /** The sidecar transcript chunk files (none when the transcripts are inlined). */
+  transcriptFiles: string[];
+  /** Whether `benchmax compare` fails on these runs: a regression or runs that are not comparable (undefined without a baseline). */
+  failed?: boolean;
+}
+
+const MODES = ["auto", "inline", "sidecar", "none"] as const;
+
+/**
+ * Write the report of a run dir and describe what was written. The page inlines chart.js and the data, so it opens
+ * offline; transcripts go into the page or into a sidecar folder beside it (see `transcripts`).
+ */
+export async function writeReportFiles(runDir: string, options: WriteReportOptions = {}): Promise<WrittenReport> {
+  const mode = options.transcripts ?? "auto";
+  if (!MODES.includes(mode)) throw new UsageError(`transcripts must be one of ${MODES.join(", ")}, got "${mode}"`);
+  for (const k of ["maxDrop", "maxErrorRateIncrease"] as const) {
+    const v = options.compare?.[k];
+    if (v !== undefined && !(Number.isFinite(v) && v >= 0))
+      throw new UsageError(`${k} must be a number >= 0, got ${v}`);
+  }
+  // the conversations stream into the store as results.jsonl is read; only the rows stay in memory
+  const store = mode === "none" ? undefined : new TranscriptStore({ chunkBytes: options.chunkBytes });
+  const run = loadRun(runDir, { transcripts: store, dropMessages: true });
+  store?.finish();
+  const baseline = options.baseline ? loadRun(options.baseline, { dropMessages: true }) : undefined;
+  const data = buildReportData(run, baseline, options.compare ? { compare: options.compare } : {});
+  const out = options.out ?? join(runDir, "report.html");
+  const sidecarName = `${basename(out).replace(/\.html?$/i, "")}.transcripts`;
+  const sidecarDir = join(dirname(out), sidecarName);
+  const sidecar =
+    store !== undefined &&
+    (mode === "sidecar" || (mode === "auto" && store.totalBytes > (options.inlineLimitBytes ?? 2 << 20)));
+  let transcriptFiles: string[] = [];
+  let transcriptsHtml = "";
+  if (store && sidecar) {
+    data.transcripts = { mode: "sidecar", chunks: store.chunks.length, dir: sidecarName };
+    transcriptFiles = store.writeSidecar(sidecarDir, data.reportId);
+  } else {
+    clearSidecar(sidecarDir);
+    if (store) transcriptsHtml = inlineTranscripts(store.chunks.map((_, i) => store.chunkJson(i)));
+  }
+  const html = renderHtml(data, chartJsSource(), transcriptsHtml);
+  writeFileSync(out, html);
+  return {
+    path: out,
+    bytes: Buffer.byteLength(html),
+    transcriptFiles,
+    ...(data.baseline ? { failed: data.baseline.check.failed } : {}),
+  };
 }
 
 /**
- * Write a self-contained `report.html` (charts and data inlined, works offline) into the run dir.
- * Resolves to the path written. A dir without results.jsonl is a UsageError.
+ * Write `report.html` into the run dir (or `out`): charts and data inlined, works offline; transcripts inlined for
+ * small runs and in a sidecar folder beside the page for large ones. Resolves to the path written. A dir without
+ * results.jsonl is a UsageError.
  */
 export async function writeReport(runDir: string, options: WriteReportOptions = {}): Promise<string> {
-  const run = loadRun(runDir);
-  const baseline = options.baseline ? loadRun(options.baseline) : undefined;
-  const html = renderHtml(buildReportData(run, baseline), chartJsSource());
-  const out = options.out ?? join(runDir, "report.html");
-  writeFileSync(out, html);
-  return out;
+  return (await writeReportFiles(runDir, options)).path;
 }

@@ -1,6 +1,16 @@
 import { timingSafeEqual } from "node:crypto";
 import { HttpError } from "./http-error.js";
 
+/** Percent-decoding that never throws (`requests` unquotes URL user info, `websockets` does not). */
+function percentDecoded(s: string): string {
+  if (!s.includes("%")) return s;
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
 const expected = new Map<string, Buffer>();
 
 /** Constant-time comparison of a presented secret with the expected one. */
@@ -15,13 +25,45 @@ export function safeEqual(presented: string, secret: string): boolean {
   return timingSafeEqual(Buffer.from(presented), want);
 }
 
-/** 401 when the bearer token is missing, 403 when it is wrong; undefined when fine. */
+/**
+ * The secret an `Authorization` header presents: `Bearer <token>`, or `Basic base64(<any user>:<token>)`, which is
+ * what OpenEnv's Python clients send when the token rides in the server URL (`http://benchmax:<token>@host:8000`):
+ * `requests` and `httpx` turn URL user info into Basic auth, and so does `websockets` on the `/ws` upgrade.
+ */
+export function presentedSecret(header: string): string | undefined {
+  const sp = header.indexOf(" ");
+  if (sp < 0) return undefined;
+  const scheme = header.slice(0, sp).toLowerCase();
+  const value = header.slice(sp + 1).trim();
+  if (scheme === "bearer") return value || undefined;
+  if (scheme === "basic") {
+    const decoded = Buffer.from(value, "base64").toString("utf8");
+    const colon = decoded.indexOf(":");
+    if (colon < 0) return undefined;
+    return decoded.slice(colon + 1) || undefined;
+  }
+  return undefined;
+}
+
+/** 401 when the token is missing, 403 when it is wrong; undefined when fine (Bearer or Basic, see presentedSecret). */
 export function checkBearer(header: string | undefined, token: string | undefined): HttpError | undefined {
   if (!token) return undefined;
   if (!header) return new HttpError(401, "UNAUTHORIZED", "missing Authorization: Bearer <token>");
-  if (header.length < 8 || header.slice(0, 7).toLowerCase() !== "bearer ") {
-    return new HttpError(401, "UNAUTHORIZED", "Authorization header must be 'Bearer <token>'");
+  let secret: string | undefined;
+  try {
+    secret = presentedSecret(header);
+  } catch {
+    secret = undefined;
   }
-  if (!safeEqual(header.slice(7).trim(), token)) return new HttpError(403, "FORBIDDEN", "wrong bearer token");
+  if (secret === undefined) {
+    return new HttpError(
+      401,
+      "UNAUTHORIZED",
+      "Authorization header must be 'Bearer <token>' (or Basic with the token as the password)",
+    );
+  }
+  if (!safeEqual(secret, token) && !safeEqual(percentDecoded(secret), token)) {
+    return new HttpError(403, "FORBIDDEN", "wrong bearer token");
+  }
   return undefined;
 }

@@ -1,10 +1,14 @@
-export { checkBearer } from "./auth.js";
+export { checkBearer, presentedSecret } from "./auth.js";
 export { type ConnectOptions, connectRemoteEnv } from "./connect.js";
+export { checkHostPaths, hostPathsIn } from "./host-paths.js";
 export { EndpointDownError, EnvClient, type EnvClientOptions, isEndpointDown } from "./http-client.js";
-export { HttpError } from "./http-error.js";
+export { HttpError, validationDetail } from "./http-error.js";
+export { handleRpc, JSONRPC, MCP_PROTOCOL_VERSION, sessionIdOf } from "./mcp-rpc.js";
 export { LATENCY_BUCKETS_MS, ServerMetrics } from "./metrics.js";
+export { openApiDocument } from "./openapi.js";
 export { type StepResult, schemaOf, stateOf, stepRollout } from "./openenv.js";
 export { RemoteEnv, type RemoteMetadata } from "./remote-env.js";
 export { type RewardOutcome, type Rollout, RolloutManager } from "./rollouts.js";
 export { RoutedEnv, type RoutedEnvOptions } from "./routed-env.js";
 export { type EnvServer, type ServeEnvOptions, serveEnv } from "./serve-env.js";
+export { callToolResult, observationResult, TOOL_ERROR_TYPES, type ToolErrorType } from "./tool-errors.js";

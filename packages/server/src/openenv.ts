@@ -1,6 +1,7 @@
-import { type AssistantMessage, type Env, extractToolCalls, type ToolResult, textOf } from "@benchmax/core";
-import { badRequest } from "./http-error.js";
-import { type Rollout, RolloutManager } from "./rollouts.js";
+import { type AssistantMessage, type Env, EnvError, Episode, type ToolResult, textOf } from "@benchmax/core";
+import { badRequest, conflict } from "./http-error.js";
+import type { Rollout, RolloutManager } from "./rollouts.js";
+import { errorTypeOf, frameworkErrorOf, hasTool, observationResult } from "./tool-errors.js";
 
 /** OpenEnv's step/reset answer. */
 export interface StepResult {
@@ -30,10 +31,48 @@ export function resetObservation(m: RolloutManager, r: Rollout): StepResult {
   };
 }
 
+/** One entry of a message action's `tool_results`: the text, and for a failed call its OpenEnv ToolErrorType. */
 function toolResultFields(res: ToolResult): Record<string, unknown> {
   const out: Record<string, unknown> = { result: typeof res.content === "string" ? res.content : textOf(res.content) };
-  if (res.isError) out.error = { error_type: "tool_error", message: textOf(res.content) };
+  if (res.isError) out.error = { error_type: errorTypeOf(res), message: textOf(res.content) };
   return out;
+}
+
+/** The observation of a tool list (OpenEnv's `ListToolsObservation`); needs no episode. */
+export function listToolsResult(env: Env): StepResult {
+  return { observation: { tools: openEnvTools(env) }, reward: null, done: false };
+}
+
+/**
+ * OpenEnv's `CallToolObservation` for one call: `result` holds what the tool returned, its own errors included (as
+ * FastMCP's serialized CallToolResult, which OpenEnv's MCP envs send); `error` is set only for a framework failure
+ * typed with a `ToolErrorType` (unknown tool, bad arguments, timeout), as src/openenv/core/env_server/mcp_types.py
+ * defines it.
+ */
+export async function callToolObservation(
+  m: RolloutManager,
+  r: Rollout,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<StepResult> {
+  if (!hasTool(m.env, name)) {
+    const names = m.env.listTools().map((t) => t.name);
+    return {
+      observation: {
+        tool_name: name,
+        result: null,
+        error: { error_type: "tool_not_found", message: `Tool '${name}' not found (tools: ${names.join(", ")})` },
+      },
+      reward: null,
+      done: false,
+    };
+  }
+  r.steps++;
+  const res = await m.callTool(r, { name, arguments: args });
+  const kind = frameworkErrorOf(res);
+  const observation: Record<string, unknown> = { tool_name: name, result: kind ? null : observationResult(res) };
+  if (kind) observation.error = { error_type: kind, message: textOf(res.content) };
+  return { observation, reward: null, done: false };
 }
 
 /** The assistant text of a message action: `{type: "message", content}`, `{message}` or `{content}`. */
@@ -69,21 +108,36 @@ function assistantOf(action: Record<string, unknown>): AssistantMessage | undefi
  */
 export async function stepRollout(m: RolloutManager, r: Rollout, action: unknown): Promise<StepResult> {
   if (!action || typeof action !== "object" || Array.isArray(action)) {
-    throw badRequest(`"action" must be an object, e.g. {"type": "message", "content": "..."}`);
+    throw badRequest(
+      `"action" must be an object, e.g. {"type": "message", "content": "..."}`,
+      "VALIDATION_ERROR",
+      ["body", "action"],
+      action ?? null,
+    );
   }
   const a = action as Record<string, unknown>;
   const type = a.type ?? (a.tool_name !== undefined ? "call_tool" : "message");
   if (r.messages.length === 0) r.messages = m.initialMessages(r);
-  if (type === "list_tools") return { observation: { tools: openEnvTools(m.env) }, reward: null, done: false };
+  if (type === "list_tools") return listToolsResult(m.env);
   if (type === "call_tool") {
-    if (typeof a.tool_name !== "string" || !a.tool_name) throw badRequest(`"action.tool_name" must be a string`);
+    if (typeof a.tool_name !== "string" || !a.tool_name) {
+      throw badRequest(
+        `"action.tool_name" must be a string`,
+        "VALIDATION_ERROR",
+        ["body", "action", "tool_name"],
+        a.tool_name ?? null,
+      );
+    }
     const args = a.arguments ?? {};
     if (typeof args !== "object" || Array.isArray(args) || args === null) {
-      throw badRequest(`"action.arguments" must be an object`);
+      throw badRequest(
+        `"action.arguments" must be an object`,
+        "VALIDATION_ERROR",
+        ["body", "action", "arguments"],
+        args,
+      );
     }
-    r.steps++;
-    const res = await m.callTool(r, { name: a.tool_name, arguments: args as Record<string, unknown> });
-    return { observation: { tool_name: a.tool_name, ...toolResultFields(res) }, reward: null, done: false };
+    return callToolObservation(m, r, a.tool_name, args as Record<string, unknown>);
   }
   if (type !== "message") {
     throw badRequest(
@@ -94,39 +148,50 @@ export async function stepRollout(m: RolloutManager, r: Rollout, action: unknown
   const msg = assistantOf(a);
   if (!msg) throw badRequest(`a message action needs "content" (the model's reply text)`);
   if (r.done) throw badRequest(`episode "${r.id}" is done; reset to start another`, "EPISODE_DONE");
-  const turn = r.steps++;
-  r.messages.push(msg);
-  // the env's own action syntax first (e.g. CRMArena's <execute>), then Hermes / OpenAI tool calls
-  const envItems = await m.env.parseActions?.(msg, turn);
-  const items = envItems?.length ? envItems : extractToolCalls(msg, "hermes", turn);
-  if (items.length > 0) {
-    const results: Array<Record<string, unknown>> = [];
-    const messages = [];
-    for (const item of items) {
-      let res: ToolResult;
-      let id: string;
-      let name: string | undefined;
-      if ("error" in item) {
-        id = item.error.id;
-        name = item.error.name;
-        res = { content: `Error: ${item.error.message}`, isError: true };
-      } else {
-        id = item.call.id;
-        name = item.call.name;
-        res = await m.callTool(r, { id, name: item.call.name, arguments: item.call.arguments });
-      }
-      const tm = RolloutManager.toolMessage(id, name ?? "", res);
-      r.messages.push(tm);
-      messages.push(tm);
-      results.push({ tool_call_id: id, tool_name: name ?? null, ...toolResultFields(res) });
-    }
-    return { observation: { tool_results: results, messages }, reward: null, done: false };
+  if (r.scoring) throw conflict(`rollout "${r.id}" was already scored; a rollout is scored once`, "ALREADY_SCORED");
+  // core's one episode engine runs the step: the env's own action syntax (parseActions), then native / Hermes tool
+  // calls, every call in the reply, the turn limit, and the reward when the reply has no call
+  r.episode ??= await Episode.start(m.env, r.task, {
+    rolloutId: r.id,
+    initialized: true,
+    release: false,
+    toolFormat: "hermes",
+    maxTurns: m.maxTurns,
+  });
+  const ep = r.episode;
+  r.steps++;
+  const t0 = performance.now();
+  const s = await ep.step(msg);
+  for (const t of s.tools) m.metrics.observeToolCall((performance.now() - t0) / s.tools.length, t.result.isError);
+  r.toolCalls += s.tools.length;
+  r.messages = ep.messages;
+  if (!s.done) {
+    const results = s.tools.map((t) => ({
+      tool_call_id: t.id,
+      tool_name: t.name ?? null,
+      ...toolResultFields(t.result),
+    }));
+    return { observation: { tool_results: results, messages: s.observations }, reward: null, done: false };
   }
-  const out = await m.reward(r, r.messages);
   r.done = true;
+  r.scoring = true;
+  await ep.close();
   await m.release(r);
-  return { observation: { rewards: out.rewards, passed: out.passed }, reward: out.reward, done: true };
+  if (s.outcome === "env_error" || s.outcome === "infra_error" || s.reward === undefined) {
+    // never a reward 0 for a failure: the caller gets the error (500 env_error / 502 infra_error)
+    throw s.error ?? new EnvError(`${m.env.name}: the episode ended ${s.outcome} without a reward`);
+  }
+  m.metrics.rewards++;
+  r.reward = s.reward;
+  r.rewards = s.rewards;
+  const passed = s.reward >= (m.env.passThreshold ?? 1);
+  const observation: Record<string, unknown> = { rewards: s.rewards, passed };
+  if (s.outcome === "truncated") observation.truncated = s.truncatedBy ?? true;
+  return { observation, reward: s.reward, done: true };
 }
+
+/** OpenEnv's `State` before any episode: `{episode_id: null, step_count: 0}` (its defaults). */
+export const NO_EPISODE_STATE = Object.freeze({ episode_id: null, step_count: 0 });
 
 /** OpenEnv `/state` body. */
 export function stateOf(r: Rollout): Record<string, unknown> {

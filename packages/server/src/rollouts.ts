@@ -5,6 +5,7 @@ import {
   buildInitialMessages,
   combineRewards,
   type Env,
+  type Episode,
   isInfraError,
   type Message,
   type RewardComponents,
@@ -13,7 +14,8 @@ import {
   type ToolCallRequest,
   type ToolResult,
 } from "@benchmax/core";
-import { badRequest, HttpError, notFound } from "./http-error.js";
+import { checkHostPaths, resolveHostPaths } from "./host-paths.js";
+import { badRequest, conflict, HttpError, notFound } from "./http-error.js";
 import type { ServerMetrics } from "./metrics.js";
 
 /** One live rollout on the server. */
@@ -35,6 +37,12 @@ export interface Rollout {
   messages: Message[];
   reward?: number;
   rewards?: RewardComponents;
+  /** Started by an HTTP OpenEnv `/reset` (the only kind a `/step` naming no episode may fall back to). */
+  viaReset?: boolean;
+  /** Set when scoring starts: a rollout is scored once. */
+  scoring?: boolean;
+  /** Core's episode engine, driving OpenEnv message actions on this rollout (started on the first one). */
+  episode?: Episode;
 }
 
 export interface RewardOutcome {
@@ -47,7 +55,17 @@ export interface RolloutManagerOptions {
   maxRollouts?: number;
   idleTimeoutMs?: number;
   tasks?: Task[];
+  /**
+   * Client-built tasks may name files on this host only under this directory (the operator's data root). Without
+   * one, a client task naming a host path is refused.
+   */
+  dataRoot?: string;
+  /** Turns an OpenEnv episode may take before it ends truncated (default 1000). */
+  maxTurns?: number;
 }
+
+/** Client-chosen episode ids (OpenEnv `reset(episode_id=…)`): they become rollout ids, so no path characters. */
+const EPISODE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._:-]{0,254}$/;
 
 const newId = (prefix: string, bytes: number) => `${prefix}${randomBytes(bytes).toString("base64url")}`;
 
@@ -92,6 +110,8 @@ export class RolloutManager {
   private sweeper?: NodeJS.Timeout;
   /** Tasks a client supplied (not from the server's dataset): an env that rejects one is the client's fault. */
   private readonly inline = new WeakSet<Task>();
+  private readonly dataRoot?: string;
+  readonly maxTurns: number;
 
   constructor(
     readonly env: Env,
@@ -101,6 +121,8 @@ export class RolloutManager {
     this.maxRollouts = options.maxRollouts ?? 1024;
     this.idleTimeoutMs = options.idleTimeoutMs ?? 10 * 60_000;
     if (options.tasks) this.setTasks(options.tasks);
+    this.dataRoot = options.dataRoot;
+    this.maxTurns = options.maxTurns ?? 1000;
     if (Number.isFinite(this.idleTimeoutMs) && this.idleTimeoutMs > 0) {
       const every = Math.max(10, Math.min(this.idleTimeoutMs / 2, 30_000));
       this.sweeper = setInterval(() => void this.sweep(), every);
@@ -128,8 +150,22 @@ export class RolloutManager {
     return this.loading;
   }
 
-  /** A task from a request body: `{taskId}`, `{task}` (a Task or any raw row the env's parseTask accepts), or neither (the next task). */
+  /**
+   * A task from a request body: `{taskId}`, `{task}` (a Task or any raw row the env's parseTask accepts), `{seed}`
+   * (OpenEnv's reset: the same seed always picks the same dataset task), or none of them (the next task).
+   */
   async resolveTask(body: Record<string, unknown>): Promise<Task> {
+    const seed = body.seed;
+    if (seed !== undefined && seed !== null) {
+      if (typeof seed !== "number" || !Number.isInteger(seed) || seed < 0) {
+        throw badRequest(
+          `"seed" must be an integer >= 0, got ${JSON.stringify(seed)}`,
+          "VALIDATION_ERROR",
+          ["body", "seed"],
+          seed,
+        );
+      }
+    }
     const taskId = body.taskId ?? body.task_id;
     if (taskId !== undefined && typeof taskId !== "string") throw badRequest(`"taskId" must be a string`);
     if (taskId !== undefined) {
@@ -140,7 +176,9 @@ export class RolloutManager {
         throw notFound(`unknown task id "${taskId}" in ${this.env.name}'s dataset`, "UNKNOWN_TASK");
     }
     if (body.task !== undefined) {
-      const raw = body.task;
+      checkHostPaths(body.task, this.dataRoot);
+      // relative host paths count from the data root (H3: portable SkyRL exports)
+      const raw = resolveHostPaths(body.task, this.dataRoot);
       if (isTaskShape(raw)) {
         this.inline.add(raw);
         return raw;
@@ -156,11 +194,13 @@ export class RolloutManager {
         throw badRequest(e instanceof Error ? e.message : String(e));
       }
       if (!isTaskShape(task)) throw badRequest(`"task" did not parse into {id, prompt | messages, groundTruth}`);
+      checkHostPaths(task, this.dataRoot);
       this.inline.add(task);
       return task;
     }
     const all = await this.tasks();
     if (all.length === 0) throw badRequest(`${this.env.name} has no default dataset: name a "task"`, "NO_TASKS");
+    if (typeof seed === "number") return all[seed % all.length]!;
     return all[this.cursor++ % all.length]!;
   }
 
@@ -170,11 +210,11 @@ export class RolloutManager {
     }
   }
 
-  private register(task: Task): Rollout {
+  private register(task: Task, id?: string): Rollout {
     const now = Date.now();
     const token = newId("", 24);
     const r: Rollout = {
-      id: newId("r_", 12),
+      id: id ?? newId("r_", 12),
       token,
       tokenBytes: Buffer.from(token),
       task,
@@ -192,9 +232,26 @@ export class RolloutManager {
     return r;
   }
 
-  async create(task: Task): Promise<Rollout> {
+  /** Check a client-chosen episode id (OpenEnv `reset(episode_id=…)`): its shape, and that no live rollout has it. */
+  checkEpisodeId(id: unknown): string | undefined {
+    if (id === undefined || id === null) return undefined;
+    if (typeof id !== "string" || !EPISODE_ID.test(id)) {
+      throw badRequest(
+        `"episode_id" must be 1-255 characters of letters, digits, "_", "-", ".", ":" (not starting with "." or ":")`,
+        "VALIDATION_ERROR",
+        ["body", "episode_id"],
+        id,
+      );
+    }
+    if (this.rollouts.has(id))
+      throw conflict(`episode "${id}" is already live; pick another episode_id`, "EPISODE_EXISTS");
+    return id;
+  }
+
+  async create(task: Task, options: { id?: string } = {}): Promise<Rollout> {
     this.checkCapacity(1);
-    const r = this.register(task);
+    if (options.id !== undefined) this.checkEpisodeId(options.id);
+    const r = this.register(task, options.id);
     try {
       await this.env.init(r.id, task);
       // a client's task must also render into a prompt (the env reads its fields there)
@@ -255,11 +312,19 @@ export class RolloutManager {
     return res;
   }
 
+  /** Score a rollout, once: a second score of the same rollout is refused (409), so no one can probe answers. */
   async reward(r: Rollout, messages: Message[]): Promise<RewardOutcome> {
-    const rewards = assertFiniteRewards(
-      await this.env.computeReward(r.id, messages, r.task),
-      `${this.env.name}.computeReward`,
-    );
+    if (r.scoring) throw conflict(`rollout "${r.id}" was already scored; a rollout is scored once`, "ALREADY_SCORED");
+    r.scoring = true;
+    let raw: RewardComponents;
+    try {
+      raw = await this.env.computeReward(r.id, messages, r.task);
+    } catch (e) {
+      // an infrastructure failure scored nothing: the harness may retry
+      if (isInfraError(e)) r.scoring = false;
+      throw e;
+    }
+    const rewards = assertFiniteRewards(raw, `${this.env.name}.computeReward`);
     const reward = combineRewards(rewards, this.env.rewardWeights);
     this.metrics.rewards++;
     r.reward = reward;
@@ -291,6 +356,8 @@ export class RolloutManager {
     if (r.released) return;
     r.released = true;
     this.rollouts.delete(r.id);
+    // the episode leaves env state to the manager (release: false): closing it only settles its record
+    await r.episode?.close().catch(() => {});
     this.metrics.rolloutsReleased++;
     await this.env.release(r.id);
   }

@@ -290,12 +290,22 @@ describe("OpenEnv endpoints", () => {
     expect(step.body.done).toBe(false);
     expect(step.body.observation.tool_results).toMatchObject([
       { tool_name: "add", result: "5" },
-      { tool_name: "fail", error: { error_type: "tool_error" } },
+      // OpenEnv's ToolErrorType values (mcp_types.py): the tool ran and reported a failure
+      { tool_name: "fail", result: "Error: it failed", error: { error_type: "execution_error" } },
     ]);
     const direct = await http(s, "POST", "/step", {
       action: { type: "call_tool", tool_name: "add", arguments: { a: 1, b: 1 } },
     });
-    expect(direct.body.observation).toEqual({ tool_name: "add", result: "2" });
+    expect(direct.body.observation).toEqual({
+      tool_name: "add",
+      result: {
+        content: [{ type: "text", text: "2" }],
+        structured_content: null,
+        meta: null,
+        data: "2",
+        is_error: false,
+      },
+    });
     const state = await http(s, "GET", "/state");
     expect(state.body).toMatchObject({ episode_id: reset.body.observation.episode_id, step_count: 2 });
     const fin = await http(s, "POST", "/step", { action: { type: "message", content: "<answer>5</answer>" } });
@@ -374,7 +384,11 @@ describe("OpenEnv endpoints", () => {
     const tools = await ask({ type: "step", data: { type: "list_tools" } });
     expect(tools.data.observation.tools).toHaveLength(4);
     const call = await ask({ type: "step", data: { type: "call_tool", tool_name: "add", arguments: { a: 10, b: 7 } } });
-    expect(call.data).toEqual({ observation: { tool_name: "add", result: "17" }, reward: null, done: false });
+    expect(call.data).toMatchObject({
+      observation: { tool_name: "add", result: { data: "17" } },
+      reward: null,
+      done: false,
+    });
     const st = await ask({ type: "state" });
     expect(st).toMatchObject({ type: "state", data: { step_count: 1, task_id: "t2" } });
     const fin = await ask({ type: "step", data: { type: "message", content: "<answer>17</answer>" } });

@@ -11,9 +11,19 @@ import {
   type ToolCallRequest,
 } from "@benchmax/core";
 import { checkBearer } from "./auth.js";
-import { badRequest, HttpError, notFound } from "./http-error.js";
+import { badRequest, conflict, HttpError, notFound, validationDetail } from "./http-error.js";
+import { handleRpc, JSONRPC, rpcError } from "./mcp-rpc.js";
 import { ServerMetrics } from "./metrics.js";
-import { openEnvTools, resetObservation, schemaOf, stateOf, stepRollout } from "./openenv.js";
+import { openApiDocument } from "./openapi.js";
+import {
+  listToolsResult,
+  NO_EPISODE_STATE,
+  openEnvTools,
+  resetObservation,
+  schemaOf,
+  stateOf,
+  stepRollout,
+} from "./openenv.js";
 import { isMessages, type Rollout, RolloutManager } from "./rollouts.js";
 import { attachWebSocket } from "./ws-session.js";
 
@@ -36,7 +46,15 @@ export interface ServeEnvOptions {
   drainTimeoutMs?: number;
   /** Extra metadata for `/metadata` (version, readme_content, …). */
   metadata?: Record<string, unknown>;
+  /**
+   * Client-built tasks (`{task}` in `/reset` or `/v1/rollouts`) may name host files only under this directory;
+   * without it, a client task naming a host path is refused (403 HOST_PATH).
+   */
+  dataRoot?: string;
 }
+
+/** OpenEnv's own routes: their validation errors are FastAPI's `422 {"detail": [...]}`. */
+const OPENENV_ROUTES = new Set(["/reset", "/step", "/state"]);
 
 export interface EnvServer {
   url: string;
@@ -54,7 +72,28 @@ function instanceId(): string {
   return randomBytes(8).toString("hex");
 }
 
-function readBody(req: IncomingMessage, limit: number): Promise<Record<string, unknown>> {
+async function readBody(req: IncomingMessage, limit: number): Promise<Record<string, unknown>> {
+  const text = await readText(req, limit);
+  if (text.length === 0) return {};
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new HttpError(
+      400,
+      "INVALID_JSON",
+      `malformed JSON body: ${(e as Error).message}`,
+      ["body"],
+      text.slice(0, 200),
+    );
+  }
+  if (v === null || typeof v !== "object" || Array.isArray(v)) {
+    throw badRequest("request body must be a JSON object", "VALIDATION_ERROR", ["body"], v);
+  }
+  return v as Record<string, unknown>;
+}
+
+function readText(req: IncomingMessage, limit: number): Promise<string> {
   const declared = Number(req.headers["content-length"]);
   if (declared > limit) {
     return Promise.reject(new HttpError(413, "PAYLOAD_TOO_LARGE", `request body over ${limit} bytes`));
@@ -78,18 +117,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<Record<string, u
     });
     req.on("end", () => {
       if (failed) return;
-      if (size === 0) return resolve({});
-      const text = chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8");
-      let v: unknown;
-      try {
-        v = JSON.parse(text);
-      } catch (e) {
-        return reject(new HttpError(400, "INVALID_JSON", `malformed JSON body: ${(e as Error).message}`));
-      }
-      if (v === null || typeof v !== "object" || Array.isArray(v)) {
-        return reject(badRequest("request body must be a JSON object"));
-      }
-      resolve(v as Record<string, unknown>);
+      if (size === 0) return resolve("");
+      resolve(chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8"));
     });
   });
 }
@@ -107,8 +136,8 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
   let inflight = 0;
   let closing = false;
   let drained: (() => void) | undefined;
-  /** The episode the last HTTP `/reset` started (OpenEnv clients that send no episode id). */
-  let lastEpisode: Rollout | undefined;
+  /** Requests to OpenEnv's own routes (their validation errors answer 422 `{detail}`). */
+  const openenvRequests = new WeakSet<IncomingMessage>();
 
   const send = (res: ServerResponse, status: number, body: unknown) => {
     const text = JSON.stringify(body);
@@ -122,7 +151,16 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     res.end(text);
   };
 
-  const sendError = (res: ServerResponse, e: unknown) => {
+  const sendError = (res: ServerResponse, e: unknown, req?: IncomingMessage) => {
+    if (
+      req &&
+      openenvRequests.has(req) &&
+      e instanceof HttpError &&
+      e.status === 400 &&
+      (e.code === "VALIDATION_ERROR" || e.code === "INVALID_JSON" || e.code === "MISSING")
+    ) {
+      return send(res, 422, validationDetail(e));
+    }
     let status: number;
     let code: string;
     let type: string;
@@ -180,17 +218,52 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     customActions: typeof env.parseActions === "function",
   });
 
-  /** The OpenEnv episode a `/step` or `/state` names (`episode_id`, header, or the last `/reset`). */
-  const episodeOf = (req: IncomingMessage, query: string, body?: Record<string, unknown>): Rollout => {
-    let id = (body?.episode_id as string | undefined) ?? (req.headers["x-episode-id"] as string | undefined);
+  /**
+   * The OpenEnv episode a `/step` or `/state` names (`episode_id` in the body or query, or `X-Episode-Id`), with its
+   * rollout token. A request naming none falls back to the one live episode only when exactly one rollout is live and
+   * it was started by `/reset`; with several live, it is refused (409) rather than acting on someone else's episode.
+   * `undefined` when no rollout is live at all.
+   */
+  const episodeOf = (req: IncomingMessage, query: string, body?: Record<string, unknown>): Rollout | undefined => {
+    let id: unknown = body?.episode_id ?? (req.headers["x-episode-id"] as string | undefined);
     if (id === undefined && query) id = new URLSearchParams(query).get("episode_id") ?? undefined;
-    if (id !== undefined) {
-      if (typeof id !== "string") throw badRequest(`"episode_id" must be a string`);
+    if (id !== undefined && id !== null) {
+      if (typeof id !== "string")
+        throw badRequest(`"episode_id" must be a string`, "VALIDATION_ERROR", ["body", "episode_id"], id);
       return manager.get(id, rolloutToken(req, body));
     }
-    if (!lastEpisode) throw badRequest("no episode: call POST /reset first (or pass episode_id)", "SESSION_ERROR");
-    return lastEpisode;
+    if (manager.active === 0) return undefined;
+    const only = manager.active === 1 ? manager.rollouts.values().next().value : undefined;
+    if (only?.viaReset) return only;
+    throw conflict(
+      manager.active === 1
+        ? "the live episode was not started by POST /reset: name it with episode_id and its rollout_token"
+        : `${manager.active} episodes are live on this server: name yours with "episode_id" and its "rollout_token" (from the /reset observation), or use one WebSocket session per episode`,
+      "EPISODE_REQUIRED",
+    );
   };
+
+  const rpc = { manager, serverName: `benchmax-${env.name}`, instructions: metadata().systemPrompt ?? undefined };
+
+  /** `POST /mcp`: JSON-RPC 2.0 (one request or a batch); a malformed body is a JSON-RPC error with status 200. */
+  async function serveMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let parsed: unknown;
+    try {
+      const text = await readText(req, maxBody);
+      parsed = JSON.parse(text);
+    } catch (e) {
+      if (e instanceof HttpError) throw e;
+      return send(res, 200, rpcError(null, JSONRPC.PARSE_ERROR, `Parse error: ${errorMessage(e)}`));
+    }
+    if (Array.isArray(parsed)) {
+      const out = (await Promise.all(parsed.map((m) => handleRpc(rpc, m)))).filter((x) => x !== undefined);
+      if (out.length === 0) return void res.writeHead(202).end();
+      return send(res, 200, out);
+    }
+    const out = await handleRpc(rpc, parsed);
+    if (!out) return void res.writeHead(202).end();
+    return send(res, 200, out);
+  }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = req.url ?? "/";
@@ -199,6 +272,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     const query = q < 0 ? "" : url.slice(q + 1);
     const method = req.method ?? "GET";
 
+    if (OPENENV_ROUTES.has(path)) openenvRequests.add(req);
     if (path === "/health") {
       return send(res, closing ? 503 : 200, {
         status: closing ? "draining" : "healthy",
@@ -302,8 +376,12 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
             tasks: tasks.map((t) => ({ id: t.id, prompt: t.prompt, messages: t.messages, meta: t.meta })),
           });
         }
-        case "/state":
-          return send(res, 200, stateOf(episodeOf(req, query)));
+        case "/state": {
+          const r = episodeOf(req, query);
+          return send(res, 200, r ? stateOf(r) : NO_EPISODE_STATE);
+        }
+        case "/openapi.json":
+          return send(res, 200, openApiDocument(env, options.metadata?.version as string | undefined));
       }
     }
     if (method === "POST") {
@@ -345,18 +423,27 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
         case "/reset": {
           if (closing) throw new HttpError(503, "DRAINING", "server is shutting down");
           const body = await readBody(req, maxBody);
+          const id = manager.checkEpisodeId(body.episode_id);
           const task = await manager.resolveTask(body);
-          const r = await manager.create(task);
-          lastEpisode = r;
+          const r = await manager.create(task, { id });
+          r.viaReset = true;
           return send(res, 200, resetObservation(manager, r));
         }
         case "/step": {
           const body = await readBody(req, maxBody);
+          if (body.action === undefined) throw badRequest("Field required", "MISSING", ["body", "action"], body);
+          const a = body.action as { type?: unknown } | null;
           const r = episodeOf(req, query, body);
-          if (body.action === undefined) throw badRequest(`"action" is required`);
+          if (!r) {
+            // OpenEnv allows a tool list before any reset
+            if (a && typeof a === "object" && a.type === "list_tools") return send(res, 200, listToolsResult(env));
+            throw conflict("no live episode: POST /reset first", "SESSION_ERROR");
+          }
           const out = await manager.use(r, () => stepRollout(manager, r, body.action));
           return send(res, 200, out);
         }
+        case "/mcp":
+          return serveMcp(req, res);
       }
     }
     const known = [
@@ -370,6 +457,8 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
       "/v1/tasks",
       "/v1/rollouts",
       "/v1/group-reward",
+      "/mcp",
+      "/openapi.json",
     ];
     if (known.includes(path)) throw new HttpError(405, "METHOD_NOT_ALLOWED", `${method} ${path} is not allowed`);
     throw notFound(`no route ${method} ${path}`);
@@ -380,7 +469,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     inflight++;
     route(req, res)
       .catch((e) => {
-        if (!res.headersSent) sendError(res, e);
+        if (!res.headersSent) sendError(res, e, req);
         else res.destroy();
         // drop the rest of an oversized body
         if (e instanceof HttpError && e.status === 413) req.resume();
@@ -391,7 +480,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
   });
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
-  const ws = attachWebSocket(server, manager, { token, maxPayload: maxBody, isClosing: () => closing });
+  const ws = attachWebSocket(server, manager, { token, maxPayload: maxBody, isClosing: () => closing, rpc });
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -4,13 +4,16 @@ import { errorMessage, isInfraError } from "@benchmax/core";
 import { type WebSocket, WebSocketServer } from "ws";
 import { checkBearer } from "./auth.js";
 import { HttpError } from "./http-error.js";
-import { resetObservation, stateOf, stepRollout } from "./openenv.js";
+import { handleRpc, type RpcContext } from "./mcp-rpc.js";
+import { listToolsResult, NO_EPISODE_STATE, resetObservation, stateOf, stepRollout } from "./openenv.js";
 import type { Rollout, RolloutManager } from "./rollouts.js";
 
 export interface WsOptions {
   token?: string;
   maxPayload: number;
   isClosing(): boolean;
+  /** MCP JSON-RPC over `{"type": "mcp", "data": <request>}`. */
+  rpc: Omit<RpcContext, "session" | "startSession">;
 }
 
 /** OpenEnv error codes. */
@@ -66,6 +69,7 @@ export function attachWebSocket(
     const q = url.indexOf("?");
     const path = q < 0 ? url : url.slice(0, q);
     if (path !== "/ws") return rejectUpgrade(socket, 404, `no WebSocket endpoint ${path} (use /ws)`);
+    // OpenEnv's EnvClient sends no custom headers: the token rides as URL user info (-> Basic) or `?token=`
     let auth = req.headers.authorization;
     if (!auth && q >= 0) {
       const t = new URLSearchParams(url.slice(q + 1)).get("token");
@@ -84,6 +88,14 @@ export function attachWebSocket(
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type, data }));
     };
     const fail = (e: unknown, code?: WsCode) => reply("error", { message: errorMessage(e), code: code ?? codeOf(e) });
+    const ctx: RpcContext = {
+      ...options.rpc,
+      session: () => (rollout && !rollout.released ? rollout : undefined),
+      startSession: async () => {
+        rollout = await manager.create(await manager.resolveTask({}));
+        return rollout;
+      },
+    };
     const drop = async () => {
       const r = rollout;
       rollout = undefined;
@@ -103,24 +115,42 @@ export function attachWebSocket(
       try {
         switch (msg.type) {
           case "reset": {
-            await drop();
             const data = (msg.data ?? {}) as Record<string, unknown>;
             if (typeof data !== "object" || Array.isArray(data))
               throw new HttpError(400, "VALIDATION_ERROR", "data must be an object");
+            // a bad reset leaves the session's episode as it was
             const task = await manager.resolveTask(data);
-            rollout = await manager.create(task);
+            if (data.episode_id !== rollout?.id) manager.checkEpisodeId(data.episode_id);
+            await drop();
+            rollout = await manager.create(task, { id: manager.checkEpisodeId(data.episode_id) });
             return reply("observation", resetObservation(manager, rollout));
           }
           case "step": {
             const r = rollout;
+            const action = msg.data as { type?: unknown } | null;
+            // OpenEnv allows a tool list before any reset
+            if (!r && action && typeof action === "object" && action.type === "list_tools") {
+              return reply("observation", listToolsResult(manager.env));
+            }
             if (!r) throw new HttpError(400, "SESSION_ERROR", "no episode in this session: send reset first");
             if (r.released && !r.done) throw new HttpError(400, "SESSION_ERROR", "the episode expired: send reset");
             const out = await manager.use(r, () => stepRollout(manager, r, msg.data));
             return reply("observation", out);
           }
-          case "state": {
-            if (!rollout) throw new HttpError(400, "SESSION_ERROR", "no episode in this session: send reset first");
-            return reply("state", stateOf(rollout));
+          case "state":
+            // before any reset: OpenEnv's State defaults
+            return reply("state", rollout ? stateOf(rollout) : NO_EPISODE_STATE);
+          case "mcp": {
+            if (!msg.data || typeof msg.data !== "object" || Array.isArray(msg.data)) {
+              throw new HttpError(
+                400,
+                "VALIDATION_ERROR",
+                `an mcp message needs "data": a JSON-RPC 2.0 request object`,
+              );
+            }
+            const out = await handleRpc(ctx, msg.data);
+            if (out) reply("mcp", out);
+            return;
           }
           case "close":
             await drop();
@@ -128,7 +158,7 @@ export function attachWebSocket(
             return;
           default:
             return fail(
-              new Error(`unknown message type ${JSON.stringify(msg.type)} (reset, step, state, close)`),
+              new Error(`unknown message type ${JSON.stringify(msg.type)} (reset, step, state, close, mcp)`),
               "UNKNOWN_TYPE",
             );
         }

@@ -16,11 +16,15 @@ usage() {
 Settings (environment variables, defaults in brackets):
   BENCHMAX_ENV (required)  MODEL [Qwen/Qwen2.5-1.5B-Instruct]  DATA_DIR [$HOME/data/benchmax/$BENCHMAX_ENV]
   ENV_CLASS [benchmax_$BENCHMAX_ENV]  SKYRL_DIR [$HOME/SkyRL]  NUM_GPUS [1]  N_SAMPLES [5]  MAX_TURNS [5]
-  TRAIN_BATCH_SIZE [64]  MINI_BATCH_SIZE [16]  EPOCHS [10]  LR [1.0e-6]  MAX_PROMPT_LENGTH [4096]
-  MAX_GENERATE_LENGTH [1024]  LOGGER [console]  PROJECT [benchmax]  RUN_NAME [benchmax_$BENCHMAX_ENV]
+  TRAIN_BATCH_SIZE [≤ 64, fits the exported train rows]  MINI_BATCH_SIZE [≤ 16, divides the batch]
+  TRAIN_ROWS [read from DATA_DIR/export.json]  EPOCHS [10]  LR [1.0e-6]  MAX_PROMPT_LENGTH [4096]
+  MAX_GENERATE_LENGTH [1024]  MAX_INPUT_LENGTH [prompt + 2 × turns × generate, ≤ MAX_MODEL_LEN]  MAX_MODEL_LEN [32768]
+  STOP_STRINGS [["</tool_call>"]; "" for none]  LOGGER [console]  PROJECT [benchmax]  RUN_NAME [benchmax_$BENCHMAX_ENV]
   DATASET (a dataset path instead of the fixtures)  SPLIT [train=0.9]  ENV_OPTS ("k=v k2=v2")  SKIP_EXPORT [0]
+  DATA_ROOT (the servers' --data-root: where relative file paths of exported rows resolve)
   BENCHMAX_ENDPOINTS (a fleet: URL[,URL…]; no local server is started)  NUM_SERVERS [1]
-  BENCHMAX_HOST [127.0.0.1]  BENCHMAX_PORT [8000]  BENCHMAX_TOKEN [random]  BENCHMAX_BIN [npx benchmax]
+  BENCHMAX_HOST [127.0.0.1]  BENCHMAX_PORT [8000]  BENCHMAX_TOKEN [random]
+  BENCHMAX_BIN [the installed @benchmax/cli bin, else npx --yes @benchmax/cli]
 USAGE
 }
 
@@ -39,16 +43,41 @@ done
 
 : "${BENCHMAX_ENV:?BENCHMAX_ENV must name the env (math, excel, wikipedia, crm, or a path)}"
 ENV_NAME="$BENCHMAX_ENV"
-read -r -a BENCHMAX_CMD <<<"${BENCHMAX_BIN:-npx benchmax}"
-DATA_DIR="${DATA_DIR:-$HOME/data/benchmax/$ENV_NAME}"
-ENV_CLASS="${ENV_CLASS:-benchmax_$ENV_NAME}"
+die() {
+  echo "benchmax: $*" >&2
+  exit 2
+}
+# relative paths are taken from where the script was started: resolve them before anything changes directory
+abspath() {
+  case "$1" in
+    /*) printf '%s' "$1" ;;
+    *) printf '%s/%s' "$PWD" "${1#./}" ;;
+  esac
+}
+
+# The CLI: a name npm resolves to this project's package — the installed @benchmax/cli bin, else
+# `npx --yes @benchmax/cli` (never a bare `npx benchmax`, which names another registry package).
+if [ -z "${BENCHMAX_BIN:-}" ]; then
+  here_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+  cli_pkg="$(cd "$here_dir" && node -p "require('path').dirname(require.resolve('@benchmax/cli/package.json'))" 2>/dev/null || true)"
+  if [ -n "$cli_pkg" ] && [ -f "$cli_pkg/bin/benchmax.js" ]; then
+    BENCHMAX_BIN="node $cli_pkg/bin/benchmax.js"
+  else
+    BENCHMAX_BIN="npx --yes @benchmax/cli"
+  fi
+fi
+read -r -a BENCHMAX_CMD <<<"$BENCHMAX_BIN"
+DATA_DIR="$(abspath "${DATA_DIR:-$HOME/data/benchmax/$ENV_NAME}")"
+ENV_CLASS_SET="${ENV_CLASS:-}"
+ENV_CLASS="${ENV_CLASS:-benchmax_$(basename "$ENV_NAME")}"
 MODEL="${MODEL:-Qwen/Qwen2.5-1.5B-Instruct}"
-SKYRL_DIR="${SKYRL_DIR:-$HOME/SkyRL}"
+SKYRL_DIR="$(abspath "${SKYRL_DIR:-$HOME/SkyRL}")"
 NUM_GPUS="${NUM_GPUS:-1}"
 N_SAMPLES="${N_SAMPLES:-5}"
 MAX_TURNS="${MAX_TURNS:-5}"
-TRAIN_BATCH_SIZE="${TRAIN_BATCH_SIZE:-64}"
-MINI_BATCH_SIZE="${MINI_BATCH_SIZE:-16}"
+TRAIN_BATCH_SIZE="${TRAIN_BATCH_SIZE:-}"
+MINI_BATCH_SIZE="${MINI_BATCH_SIZE:-}"
+MAX_MODEL_LEN="${MAX_MODEL_LEN:-32768}"
 EPOCHS="${EPOCHS:-10}"
 LR="${LR:-1.0e-6}"
 MAX_PROMPT_LENGTH="${MAX_PROMPT_LENGTH:-4096}"
@@ -58,6 +87,20 @@ PROJECT="${PROJECT:-benchmax}"
 RUN_NAME="${RUN_NAME:-benchmax_$ENV_NAME}"
 SPLIT="${SPLIT:-train=0.9}"
 DATASET="${DATASET:-}"
+[ -n "$DATASET" ] && DATASET="$(abspath "$DATASET")"
+DATA_ROOT="${DATA_ROOT:-}"
+[ -n "$DATA_ROOT" ] && DATA_ROOT="$(abspath "$DATA_ROOT")"
+STOP_STRINGS="${STOP_STRINGS-[\"</tool_call>\"]}"
+MAX_INPUT_LENGTH="${MAX_INPUT_LENGTH:-}"
+if [ -z "$MAX_INPUT_LENGTH" ]; then
+  # multi-turn context: the prompt, then per turn a reply and its tool results (budgeted at the reply length);
+  # without it SkyRL caps the whole conversation at trainer.max_prompt_length (config.py: max_input_length
+  # defaults to max_prompt_length) and long episodes stop at "length" with reward 0
+  MAX_INPUT_LENGTH=$((MAX_PROMPT_LENGTH + 2 * MAX_TURNS * MAX_GENERATE_LENGTH))
+  [ "$MAX_INPUT_LENGTH" -gt "$MAX_MODEL_LEN" ] && MAX_INPUT_LENGTH="$MAX_MODEL_LEN"
+fi
+[ "$MAX_INPUT_LENGTH" -gt "$MAX_PROMPT_LENGTH" ] ||
+  die "MAX_INPUT_LENGTH ($MAX_INPUT_LENGTH) must exceed MAX_PROMPT_LENGTH ($MAX_PROMPT_LENGTH) to leave room for turns"
 ENV_OPTS="${ENV_OPTS:-}"
 SKIP_EXPORT="${SKIP_EXPORT:-0}"
 NUM_SERVERS="${NUM_SERVERS:-1}"
@@ -67,65 +110,184 @@ if [ -z "${BENCHMAX_TOKEN:-}" ]; then
   BENCHMAX_TOKEN="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 fi
 
-ENV_ARGS=()
-[ -n "$DATASET" ] && ENV_ARGS+=(--dataset "$DATASET")
-for kv in $ENV_OPTS; do ENV_ARGS+=(--env-opt "$kv"); done
-
-EXPORT_CMD=("${BENCHMAX_CMD[@]}" export skyrl "$ENV_NAME" --out "$DATA_DIR" --split "$SPLIT" --env-class "$ENV_CLASS" ${ENV_ARGS[@]+"${ENV_ARGS[@]}"})
-
-SERVE_CMDS=()
-if [ -z "${BENCHMAX_ENDPOINTS:-}" ]; then
-  endpoints=()
-  for ((i = 0; i < NUM_SERVERS; i++)); do
-    port=$((BENCHMAX_PORT + i))
-    endpoints+=("http://$BENCHMAX_HOST:$port")
-    SERVE_CMDS+=("$(printf '%q ' "${BENCHMAX_CMD[@]}" serve "$ENV_NAME" --host "$BENCHMAX_HOST" --port "$port" --token "$BENCHMAX_TOKEN" ${ENV_ARGS[@]+"${ENV_ARGS[@]}"})")
-  done
-  BENCHMAX_ENDPOINTS="$(IFS=,; echo "${endpoints[*]}")"
+# one or several envs (BENCHMAX_ENV=math,excel: a mixed-env run): each is exported to its own folder, served on its
+# own ports, and registered as its own SkyRL env class; SkyRL reads env_class per row and concatenates the
+# data.train_data files into one dataset (skyrl/train/dataset/dataset.py)
+IFS=, read -r -a ENVS <<<"$ENV_NAME"
+MIXED=0
+[ ${#ENVS[@]} -gt 1 ] && MIXED=1
+if [ "$MIXED" = 1 ]; then
+  [ -n "${ENV_CLASS_SET:-}" ] && die "ENV_CLASS names one env's class; a mixed run uses benchmax_<env> for each"
+  [ -n "$DATASET" ] && die "DATASET names one env's dataset; with several envs set DATASET_<ENV> (e.g. DATASET_EXCEL)"
+  [ -n "${BENCHMAX_ENDPOINTS:-}" ] && [ -z "${BENCHMAX_ENV_CLASSES:-}" ] &&
+    die "BENCHMAX_ENDPOINTS is one env's fleet; for several envs set BENCHMAX_ENV_CLASSES=\"benchmax_a=URL[,URL];benchmax_b=URL\""
 fi
 
-TRAIN_ENV=(
-  "PYTHONPATH=$DATA_DIR/python${PYTHONPATH:+:$PYTHONPATH}"
-  "BENCHMAX_ENDPOINTS=$BENCHMAX_ENDPOINTS"
-  "BENCHMAX_TOKEN=$BENCHMAX_TOKEN"
-  "BENCHMAX_ENV_CLASS=$ENV_CLASS"
-  "BENCHMAX_MAX_TURNS=$MAX_TURNS"
-)
-TRAIN_CMD=(
-  uv run --isolated --extra fsdp -m benchmax_skyrl.entrypoint
-  "data.train_data=['$DATA_DIR/train.parquet']"
-  "data.val_data=['$DATA_DIR/validation.parquet']"
-  trainer.algorithm.advantage_estimator=grpo
-  "trainer.policy.model.path=$MODEL"
-  trainer.placement.colocate_all=true
-  trainer.strategy=fsdp
-  "trainer.placement.policy_num_gpus_per_node=$NUM_GPUS"
-  "trainer.placement.ref_num_gpus_per_node=$NUM_GPUS"
-  "generator.inference_engine.num_engines=$NUM_GPUS"
-  generator.inference_engine.tensor_parallel_size=1
-  generator.inference_engine.backend=vllm
-  generator.inference_engine.run_engines_locally=true
-  generator.batched=false
-  "generator.max_turns=$MAX_TURNS"
-  "generator.n_samples_per_prompt=$N_SAMPLES"
-  "generator.sampling_params.max_generate_length=$MAX_GENERATE_LENGTH"
-  "trainer.epochs=$EPOCHS"
-  "trainer.train_batch_size=$TRAIN_BATCH_SIZE"
-  "trainer.policy_mini_batch_size=$MINI_BATCH_SIZE"
-  "trainer.max_prompt_length=$MAX_PROMPT_LENGTH"
-  "trainer.policy.optimizer_config.lr=$LR"
-  "environment.env_class=$ENV_CLASS"
-  "trainer.logger=$LOGGER"
-  "trainer.project_name=$PROJECT"
-  "trainer.run_name=$RUN_NAME"
-  ${OVERRIDES[@]+"${OVERRIDES[@]}"}
-)
+env_dir() { if [ "$MIXED" = 1 ]; then printf '%s/%s' "$DATA_DIR" "$(basename "$1")"; else printf '%s' "$DATA_DIR"; fi; }
+env_class_of() { if [ "$MIXED" = 1 ]; then printf 'benchmax_%s' "$(basename "$1" | tr -c 'A-Za-z0-9_\n' '_')"; else printf '%s' "$ENV_CLASS"; fi; }
+env_args_of() {
+  local e="$1" var ds
+  ENV_ARGS=()
+  ds="$DATASET"
+  if [ "$MIXED" = 1 ]; then
+    var="DATASET_$(basename "$e" | tr 'a-z-' 'A-Z_')"
+    ds="${!var:-}"
+    [ -n "$ds" ] && ds="$(abspath "$ds")"
+  fi
+  [ -n "$ds" ] && ENV_ARGS+=(--dataset "$ds")
+  for kv in $ENV_OPTS; do ENV_ARGS+=(--env-opt "$kv"); done
+  return 0
+}
+
+EXPORT_CMDS=()
+SERVE_CMDS=()
+TRAIN_FILES=()
+VAL_FILES=()
+CLASS_SPECS=()
+endpoints_all=()
+k=0
+for e in "${ENVS[@]}"; do
+  env_args_of "$e"
+  dir="$(env_dir "$e")"
+  cls="$(env_class_of "$e")"
+  EXPORT_CMDS+=("$(printf '%q ' "${BENCHMAX_CMD[@]}" export skyrl "$e" --out "$dir" --split "$SPLIT" --env-class "$cls" ${ENV_ARGS[@]+"${ENV_ARGS[@]}"})")
+  TRAIN_FILES+=("'$dir/train.parquet'")
+  VAL_FILES+=("'$dir/validation.parquet'")
+  if [ -z "${BENCHMAX_ENDPOINTS:-}" ] && [ -z "${BENCHMAX_ENV_CLASSES:-}" ]; then
+    eps=()
+    for ((i = 0; i < NUM_SERVERS; i++)); do
+      port=$((BENCHMAX_PORT + k * NUM_SERVERS + i))
+      eps+=("http://$BENCHMAX_HOST:$port")
+      serve=("${BENCHMAX_CMD[@]}" serve "$e" --host "$BENCHMAX_HOST" --port "$port" --token "$BENCHMAX_TOKEN")
+      [ -n "$DATA_ROOT" ] && serve+=(--data-root "$DATA_ROOT")
+      SERVE_CMDS+=("$(printf '%q ' "${serve[@]}" ${ENV_ARGS[@]+"${ENV_ARGS[@]}"})")
+    done
+    endpoints_all+=("${eps[@]}")
+    CLASS_SPECS+=("$cls=$(IFS=,; echo "${eps[*]}")")
+  fi
+  k=$((k + 1))
+done
+if [ -z "${BENCHMAX_ENDPOINTS:-}" ] && [ -z "${BENCHMAX_ENV_CLASSES:-}" ]; then
+  BENCHMAX_ENDPOINTS="$(IFS=,; echo "${endpoints_all[*]}")"
+  [ "$MIXED" = 1 ] && BENCHMAX_ENV_CLASSES="$(IFS=';'; echo "${CLASS_SPECS[*]}")"
+fi
+if [ -z "${BENCHMAX_ENDPOINTS:-}" ]; then
+  # a mixed fleet: every endpoint of BENCHMAX_ENV_CLASSES, for the health check
+  BENCHMAX_ENDPOINTS="$(echo "$BENCHMAX_ENV_CLASSES" | tr ';' '\n' | sed 's/^[^=]*=//' | paste -sd, -)"
+fi
+
+# train rows: what the export wrote (export.json "train"), summed over the envs
+train_rows() {
+  local total=0 n e f
+  for e in "${ENVS[@]}"; do
+    f="$(env_dir "$e")/export.json"
+    [ -f "$f" ] || return 1
+    n="$(sed -n 's/.*"train": *\([0-9][0-9]*\).*/\1/p' "$f" | head -n 1)"
+    [ -n "$n" ] || return 1
+    total=$((total + n))
+  done
+  echo "$total"
+}
+
+# SkyRL asserts len(train dataset) >= trainer.train_batch_size (entrypoints/main_base.py get_train_dataset), that
+# train_batch_size % policy_mini_batch_size == 0, and that policy_mini_batch_size * n_samples_per_prompt splits
+# over the data-parallel ranks (utils/utils.py validate_batch_sizes). Defaults are derived to pass those; sizes
+# you set are checked against them.
+derive_batch_sizes() {
+  local rows="$1" want_b want_m m b
+  want_b="${TRAIN_BATCH_SIZE:-64}"
+  want_m="${MINI_BATCH_SIZE:-16}"
+  [ "$rows" -ge 1 ] || die "the export wrote no training rows"
+  if [ -n "$TRAIN_BATCH_SIZE" ] && [ "$TRAIN_BATCH_SIZE" -gt "$rows" ]; then
+    die "TRAIN_BATCH_SIZE=$TRAIN_BATCH_SIZE is larger than the $rows exported training rows (SkyRL needs at least one full batch); unset it to derive one"
+  fi
+  [ "$want_b" -gt "$rows" ] && want_b="$rows"
+  if [ -n "$MINI_BATCH_SIZE" ]; then
+    m="$MINI_BATCH_SIZE"
+    [ "$m" -le "$want_b" ] || die "MINI_BATCH_SIZE=$m is larger than the train batch ($want_b)"
+  else
+    m="$want_m"
+    [ "$m" -gt "$want_b" ] && m="$want_b"
+    while [ "$m" -gt 1 ] && { [ $(((m * N_SAMPLES) % NUM_GPUS)) -ne 0 ] || { [ -n "$TRAIN_BATCH_SIZE" ] && [ $((TRAIN_BATCH_SIZE % m)) -ne 0 ]; }; }; do
+      m=$((m - 1))
+    done
+  fi
+  [ $(((m * N_SAMPLES) % NUM_GPUS)) -eq 0 ] ||
+    die "policy mini-batch $m × N_SAMPLES $N_SAMPLES does not split over NUM_GPUS=$NUM_GPUS ranks; set MINI_BATCH_SIZE"
+  if [ -n "$TRAIN_BATCH_SIZE" ]; then
+    b="$TRAIN_BATCH_SIZE"
+    [ $((b % m)) -eq 0 ] || die "TRAIN_BATCH_SIZE=$b is not a multiple of MINI_BATCH_SIZE=$m"
+  else
+    b=$(((want_b / m) * m))
+  fi
+  TRAIN_BATCH_SIZE="$b"
+  MINI_BATCH_SIZE="$m"
+}
+
+build_train_cmd() {
+  TRAIN_ENV=(
+    "PYTHONPATH=$(env_dir "${ENVS[0]}")/python${PYTHONPATH:+:$PYTHONPATH}"
+    "BENCHMAX_ENDPOINTS=$BENCHMAX_ENDPOINTS"
+    "BENCHMAX_TOKEN=$BENCHMAX_TOKEN"
+    "BENCHMAX_ENV_CLASS=$(env_class_of "${ENVS[0]}")"
+    "BENCHMAX_MAX_TURNS=$MAX_TURNS"
+  )
+  [ -n "${BENCHMAX_ENV_CLASSES:-}" ] && TRAIN_ENV+=("BENCHMAX_ENV_CLASSES=$BENCHMAX_ENV_CLASSES")
+  local stop=()
+  if [ -n "$STOP_STRINGS" ]; then
+    # SkyRL's sampling params take stop strings (config.py SamplingParams.stop); its vLLM params keep the stop
+    # string in the output (inference_servers/engine_utils.py include_stop_str_in_output), so the reply still
+    # carries a whole <tool_call>…</tool_call> block for the env server to parse
+    stop=("generator.sampling_params.stop=$STOP_STRINGS" "generator.eval_sampling_params.stop=$STOP_STRINGS")
+  fi
+  TRAIN_CMD=(
+    uv run --isolated --extra fsdp -m benchmax_skyrl.entrypoint
+    "data.train_data=[$(IFS=,; echo "${TRAIN_FILES[*]}")]"
+    "data.val_data=[$(IFS=,; echo "${VAL_FILES[*]}")]"
+    trainer.algorithm.advantage_estimator=grpo
+    "trainer.policy.model.path=$MODEL"
+    trainer.placement.colocate_all=true
+    trainer.strategy=fsdp
+    "trainer.placement.policy_num_gpus_per_node=$NUM_GPUS"
+    "trainer.placement.ref_num_gpus_per_node=$NUM_GPUS"
+    "generator.inference_engine.num_engines=$NUM_GPUS"
+    generator.inference_engine.tensor_parallel_size=1
+    generator.inference_engine.backend=vllm
+    generator.inference_engine.run_engines_locally=true
+    generator.batched=false
+    "generator.max_turns=$MAX_TURNS"
+    "generator.n_samples_per_prompt=$N_SAMPLES"
+    "generator.sampling_params.max_generate_length=$MAX_GENERATE_LENGTH"
+    "generator.max_input_length=$MAX_INPUT_LENGTH"
+    ${stop[@]+"${stop[@]}"}
+    "trainer.epochs=$EPOCHS"
+    "trainer.train_batch_size=$TRAIN_BATCH_SIZE"
+    "trainer.policy_mini_batch_size=$MINI_BATCH_SIZE"
+    "trainer.max_prompt_length=$MAX_PROMPT_LENGTH"
+    "trainer.policy.optimizer_config.lr=$LR"
+    "environment.env_class=$(env_class_of "${ENVS[0]}")"
+    "trainer.logger=$LOGGER"
+    "trainer.project_name=$PROJECT"
+    "trainer.run_name=$RUN_NAME"
+    ${OVERRIDES[@]+"${OVERRIDES[@]}"}
+  )
+}
 
 if [ "$DRY_RUN" = 1 ]; then
   echo "# benchmax SkyRL launch for $ENV_NAME (dry run: nothing is started)"
-  if [ "$SKIP_EXPORT" != 1 ]; then printf '%q ' "${EXPORT_CMD[@]}"; echo; fi
+  if [ "$SKIP_EXPORT" != 1 ]; then for c in "${EXPORT_CMDS[@]}"; do echo "$c"; done; fi
   for c in ${SERVE_CMDS[@]+"${SERVE_CMDS[@]}"}; do echo "$c&"; done
   [ ${#SERVE_CMDS[@]} -gt 0 ] && echo "# wait for ${BENCHMAX_ENDPOINTS//,/ } /health"
+  rows="${TRAIN_ROWS:-$(train_rows || true)}"
+  if [ -n "$rows" ]; then
+    derive_batch_sizes "$rows"
+    echo "# $rows training rows: train_batch_size=$TRAIN_BATCH_SIZE policy_mini_batch_size=$MINI_BATCH_SIZE"
+  else
+    TRAIN_BATCH_SIZE="${TRAIN_BATCH_SIZE:-64}"
+    MINI_BATCH_SIZE="${MINI_BATCH_SIZE:-16}"
+    echo "# training rows unknown until the export runs: batch sizes shown for 64+ rows are lowered to fit (TRAIN_ROWS=N previews)"
+  fi
+  build_train_cmd
   printf 'cd %q && env ' "$SKYRL_DIR"
   printf '%q ' "${TRAIN_ENV[@]}" "${TRAIN_CMD[@]}"
   echo
@@ -134,8 +296,13 @@ fi
 
 if [ "$SKIP_EXPORT" != 1 ]; then
   echo "benchmax: exporting $ENV_NAME to $DATA_DIR" >&2
-  "${EXPORT_CMD[@]}"
+  for c in "${EXPORT_CMDS[@]}"; do eval "$c"; done
 fi
+rows="${TRAIN_ROWS:-$(train_rows || true)}"
+[ -n "$rows" ] || die "no export.json in $DATA_DIR: run without SKIP_EXPORT=1, or set TRAIN_ROWS"
+derive_batch_sizes "$rows"
+echo "benchmax: $rows training rows: train_batch_size=$TRAIN_BATCH_SIZE policy_mini_batch_size=$MINI_BATCH_SIZE" >&2
+build_train_cmd
 
 PIDS=()
 cleanup() {

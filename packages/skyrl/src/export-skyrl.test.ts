@@ -1,10 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Task } from "@benchmax/core";
 import { calcEnv } from "@benchmax/server/testing";
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema } from "hyparquet";
 import { afterAll, describe, expect, it } from "vitest";
-import { exportSkyrl, parseSplit } from "./export-skyrl.js";
+import { exportDataRoot, exportSkyrl, exportSkyrlMixed, parseSplit } from "./export-skyrl.js";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -70,5 +71,88 @@ describe("exportSkyrl", () => {
     expect(parseSplit(undefined)).toBe(0.9);
     expect(() => parseSplit("train=1.5")).toThrow(/--split must be/);
     expect(() => parseSplit("half")).toThrow(/--split must be/);
+  });
+});
+
+describe("portable exports", () => {
+  it("writes file paths relative to a data root, so rows carry no paths of the exporting machine", async () => {
+    const data = mkdtempSync(join(tmpdir(), "bmx-data-"));
+    const out = mkdtempSync(join(tmpdir(), "bmx-skyrl-"));
+    dirs.push(data, out);
+    mkdirSync(join(data, "sheets", "1"), { recursive: true });
+    for (const f of ["1_1_input.xlsx", "1_1_answer.xlsx"]) writeFileSync(join(data, "sheets", "1", f), "x");
+    const input = join(data, "sheets", "1", "1_1_input.xlsx");
+    const answer = join(data, "sheets", "1", "1_1_answer.xlsx");
+    const task = {
+      id: "x1",
+      prompt: `Edit ${input} in place`, // text a model reads stays as written
+      groundTruth: { answers: [answer], answerPosition: "A1" },
+      init: { inputs: [input] },
+    } as unknown as Task;
+    const res = await exportSkyrl(calcEnv(), { out, tasks: [task], trainFraction: 1, writeShim: false });
+    expect(res.dataRoot).toBe(join(data, "sheets", "1"));
+    const [row] = (await read(join(out, "train.parquet"))).rows;
+    const inline = JSON.parse(row.extra_info.task);
+    expect(inline.init.inputs).toEqual(["./1_1_input.xlsx"]);
+    expect(inline.groundTruth.answers).toEqual(["./1_1_answer.xlsx"]);
+    expect(inline.prompt).toBe(`Edit ${input} in place`);
+    expect(JSON.parse(row.reward_spec.ground_truth).answers).toEqual(["./1_1_answer.xlsx"]);
+    expect(JSON.stringify({ ...inline, prompt: "" })).not.toContain(data);
+    expect(JSON.stringify(row.reward_spec)).not.toContain(data);
+    expect(JSON.parse(readFileSync(join(out, "export.json"), "utf8")).dataRoot).toBe(join(data, "sheets", "1"));
+
+    // the dataset's folder as the root when given; false keeps absolute paths
+    const res2 = await exportSkyrl(calcEnv(), {
+      out,
+      tasks: [task],
+      trainFraction: 1,
+      writeShim: false,
+      dataset: data,
+    });
+    expect(res2.dataRoot).toBe(data);
+    expect(JSON.parse((await read(join(out, "train.parquet"))).rows[0].extra_info.task).init.inputs).toEqual([
+      "./sheets/1/1_1_input.xlsx",
+    ]);
+    await exportSkyrl(calcEnv(), { out, tasks: [task], trainFraction: 1, writeShim: false, dataRoot: false });
+    expect(JSON.parse((await read(join(out, "train.parquet"))).rows[0].extra_info.task).init.inputs).toEqual([input]);
+  });
+
+  it("leaves tasks without files alone", async () => {
+    const env = calcEnv();
+    const tasks = await env.loadTasks!();
+    expect(exportDataRoot(tasks, {})).toBeUndefined();
+  });
+});
+
+describe("exportSkyrlMixed", () => {
+  it("writes one dataset of several envs, each row with its own env_class", async () => {
+    const out = mkdtempSync(join(tmpdir(), "bmx-mixed-"));
+    dirs.push(out);
+    const custom = calcEnv({ customActions: true });
+    const res = await exportSkyrlMixed([{ env: calcEnv() }, { env: custom, envClass: "benchmax_calc_custom" }], {
+      out,
+      trainFraction: 0.7,
+      seed: 3,
+    });
+    expect(res.envs.map((e) => [e.envClass, e.train, e.validation])).toEqual([
+      ["benchmax_calc", 2, 1],
+      ["benchmax_calc_custom", 2, 1],
+    ]);
+    const train = (await read(join(out, "train.parquet"))).rows;
+    expect(train).toHaveLength(4);
+    expect(train.map((r) => r.env_class).sort()).toEqual([
+      "benchmax_calc",
+      "benchmax_calc",
+      "benchmax_calc_custom",
+      "benchmax_calc_custom",
+    ]);
+    expect(train.map((r) => Number(r.extra_info.index))).toEqual([0, 1, 2, 3]);
+    expect(existsSync(join(out, "python", "benchmax_skyrl", "routing.py"))).toBe(true);
+    const manifest = JSON.parse(readFileSync(join(out, "export.json"), "utf8"));
+    expect(manifest).toMatchObject({ train: 4, validation: 2, env: "calc,calc" });
+    await expect(exportSkyrlMixed([{ env: calcEnv() }, { env: calcEnv() }], { out })).rejects.toThrow(
+      /share env_class benchmax_calc/,
+    );
+    await expect(exportSkyrlMixed([], { out })).rejects.toThrow(/at least one env/);
   });
 });

@@ -1,7 +1,9 @@
+import { existsSync, statSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { buildInitialMessages, type Env, type Task, textOf, UsageError } from "@benchmax/core";
 import { type SkyrlRow, writeSkyrlParquet } from "./parquet.js";
+import { absolutePathsIn, commonRoot, relativizePaths } from "./portable-paths.js";
 import { writeShim } from "./shim.js";
 
 export interface ExportSkyrlOptions {
@@ -22,6 +24,12 @@ export interface ExportSkyrlOptions {
   inlineTasks?: boolean;
   /** Also write the Python shim under `out/python`. Default true. */
   writeShim?: boolean;
+  /**
+   * Rows carry file paths relative to this folder (`./x/y.xlsx`), which the env server resolves against its own
+   * `--data-root`. Default: the `dataset` folder, else the deepest folder holding every file the tasks name.
+   * `false` keeps absolute paths.
+   */
+  dataRoot?: string | false;
 }
 
 export interface ExportSkyrlResult {
@@ -31,6 +39,8 @@ export interface ExportSkyrlResult {
   envClass: string;
   /** Put this on PYTHONPATH to import benchmax_skyrl. */
   pythonPath?: string;
+  /** The folder file paths in the rows are relative to (undefined: the tasks name no files). */
+  dataRoot?: string;
 }
 
 /** Parse `--split train=0.9` (or `0.9`). */
@@ -60,16 +70,18 @@ function shuffled<T>(items: T[], seed: number): T[] {
   return out;
 }
 
-/** One task as a SkyRL row. */
+/** One task as a SkyRL row; with `dataRoot`, file paths under it become relative (`./…`). */
 export function skyrlRow(
   env: Env,
-  task: Task,
+  task0: Task,
   index: number,
   split: string,
   envClass: string,
   inline = true,
+  dataRoot?: string,
 ): SkyrlRow {
-  const prompt = buildInitialMessages(env, task, "hermes").map((m) => ({ role: m.role, content: textOf(m.content) }));
+  const prompt = buildInitialMessages(env, task0, "hermes").map((m) => ({ role: m.role, content: textOf(m.content) }));
+  const task = dataRoot ? relativizePaths(task0, dataRoot) : task0;
   const gt = task.groundTruth;
   return {
     data_source: `benchmax/${env.name}`,
@@ -80,12 +92,33 @@ export function skyrlRow(
   };
 }
 
-/**
- * `benchmax export skyrl`: the env's tasks as SkyRL training rows (train.parquet / validation.parquet) and the
- * Python shim that connects SkyRL to a `benchmax serve` server.
- */
-export async function exportSkyrl(env: Env, options: ExportSkyrlOptions): Promise<ExportSkyrlResult> {
-  const out = resolve(options.out);
+/** The data root of an export: explicit, the dataset's folder, or the deepest folder holding every task file. */
+export function exportDataRoot(
+  tasks: Task[],
+  options: { dataRoot?: string | false; dataset?: string },
+): string | undefined {
+  if (options.dataRoot === false) return undefined;
+  if (options.dataRoot !== undefined) return resolve(options.dataRoot);
+  const paths = tasks.flatMap((t) => absolutePathsIn(t));
+  if (paths.length === 0) return undefined;
+  if (options.dataset && existsSync(options.dataset)) {
+    const d = resolve(options.dataset);
+    const root = statSync(d).isDirectory() ? d : dirname(d);
+    const all = commonRoot([root, ...paths]);
+    if (all) return all;
+  }
+  return commonRoot(paths);
+}
+
+interface SplitRows {
+  env: Env;
+  envClass: string;
+  train: SkyrlRow[];
+  validation: SkyrlRow[];
+  dataRoot?: string;
+}
+
+async function splitRows(env: Env, options: Omit<ExportSkyrlOptions, "out">): Promise<SplitRows> {
   let tasks = options.tasks;
   if (!tasks) {
     if (!env.loadTasks) throw new UsageError(`env ${env.name} has no dataset loader; pass tasks`);
@@ -100,28 +133,106 @@ export async function exportSkyrl(env: Env, options: ExportSkyrlOptions): Promis
   if (frac < 1 && order.length >= 2) nTrain = Math.min(Math.max(nTrain, 1), order.length - 1);
   const envClass = options.envClass ?? `benchmax_${env.name.replace(/[^A-Za-z0-9_]/g, "_")}`;
   const inline = options.inlineTasks ?? true;
-  const train = order.slice(0, nTrain).map((t, i) => skyrlRow(env, t, i, "train", envClass, inline));
-  const validation = order.slice(nTrain).map((t, i) => skyrlRow(env, t, i, "validation", envClass, inline));
+  const dataRoot = exportDataRoot(tasks, options);
+  const train = order.slice(0, nTrain).map((t, i) => skyrlRow(env, t, i, "train", envClass, inline, dataRoot));
+  const validation = order.slice(nTrain).map((t, i) => skyrlRow(env, t, i, "validation", envClass, inline, dataRoot));
+  return { env, envClass, train, validation, dataRoot };
+}
+
+async function writeExport(
+  out: string,
+  train: SkyrlRow[],
+  validation: SkyrlRow[],
+  shim: boolean,
+  manifest: Record<string, unknown>,
+): Promise<{ files: string[]; pythonPath?: string }> {
   await mkdir(out, { recursive: true });
   const files = [join(out, "train.parquet"), join(out, "validation.parquet")];
   await writeSkyrlParquet(files[0]!, train);
   await writeSkyrlParquet(files[1]!, validation);
   let pythonPath: string | undefined;
-  if (options.writeShim !== false) {
+  if (shim) {
     pythonPath = join(out, "python");
     files.push(await writeShim(pythonPath));
   }
-  const manifest = {
+  files.push(join(out, "export.json"));
+  await writeFile(files[files.length - 1]!, `${JSON.stringify({ ...manifest, pythonPath }, null, 2)}\n`);
+  return { files, pythonPath };
+}
+
+/**
+ * `benchmax export skyrl`: the env's tasks as SkyRL training rows (train.parquet / validation.parquet) and the
+ * Python shim that connects SkyRL to a `benchmax serve` server.
+ */
+export async function exportSkyrl(env: Env, options: ExportSkyrlOptions): Promise<ExportSkyrlResult> {
+  const out = resolve(options.out);
+  const { envClass, train, validation, dataRoot } = await splitRows(env, options);
+  const { files, pythonPath } = await writeExport(out, train, validation, options.writeShim !== false, {
     env: env.name,
     envClass,
     train: train.length,
     validation: validation.length,
-    trainFraction: frac,
+    trainFraction: options.trainFraction ?? 0.9,
     seed: options.seed ?? 0,
     dataset: options.dataset ?? "fixtures",
-    pythonPath,
-  };
-  files.push(join(out, "export.json"));
-  await writeFile(files[files.length - 1]!, `${JSON.stringify(manifest, null, 2)}\n`);
-  return { train: train.length, validation: validation.length, files, envClass, pythonPath };
+    dataRoot,
+  });
+  return { train: train.length, validation: validation.length, files, envClass, pythonPath, dataRoot };
+}
+
+export interface MixedEnvExport extends Omit<ExportSkyrlOptions, "out" | "writeShim" | "trainFraction" | "seed"> {
+  env: Env;
+}
+
+export interface ExportSkyrlMixedResult {
+  train: number;
+  validation: number;
+  files: string[];
+  envs: Array<{ env: string; envClass: string; train: number; validation: number; dataRoot?: string }>;
+  pythonPath?: string;
+}
+
+/**
+ * Several envs as one SkyRL dataset: each row keeps its env's `env_class` (SkyRL builds each trajectory's env from
+ * the row), rows of all envs are shuffled together with `seed`. Register one shim class per env and route each to
+ * its own servers (`BENCHMAX_ENV_CLASSES`, see the README).
+ */
+export async function exportSkyrlMixed(
+  entries: MixedEnvExport[],
+  options: { out: string; trainFraction?: number; seed?: number; writeShim?: boolean },
+): Promise<ExportSkyrlMixedResult> {
+  if (entries.length === 0) throw new UsageError("a mixed export needs at least one env");
+  const parts: SplitRows[] = [];
+  for (const e of entries) {
+    const part = await splitRows(e.env, { ...e, trainFraction: options.trainFraction, seed: options.seed });
+    if (parts.some((p) => p.envClass === part.envClass))
+      throw new UsageError(`two envs of a mixed export share env_class ${part.envClass}; set envClass`);
+    parts.push(part);
+  }
+  const reindex = (rows: SkyrlRow[]) =>
+    shuffled(rows, options.seed ?? 0).map((r, i) => ({ ...r, extra_info: { ...r.extra_info, index: i } }));
+  const train = reindex(parts.flatMap((p) => p.train));
+  const validation = reindex(parts.flatMap((p) => p.validation));
+  const envs = parts.map((p) => ({
+    env: p.env.name,
+    envClass: p.envClass,
+    train: p.train.length,
+    validation: p.validation.length,
+    dataRoot: p.dataRoot,
+  }));
+  const { files, pythonPath } = await writeExport(
+    resolve(options.out),
+    train,
+    validation,
+    options.writeShim !== false,
+    {
+      env: envs.map((e) => e.env).join(","),
+      envs,
+      train: train.length,
+      validation: validation.length,
+      trainFraction: options.trainFraction ?? 0.9,
+      seed: options.seed ?? 0,
+    },
+  );
+  return { train: train.length, validation: validation.length, files, envs, pythonPath };
 }

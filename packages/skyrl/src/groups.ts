@@ -1,128 +1,124 @@
 import {
-  type AssistantMessage,
   assertFiniteRewards,
-  buildInitialMessages,
   combineRewards,
   type Env,
   EnvError,
-  extractToolCalls,
+  Episode,
+  InfraError,
   type Message,
   type RewardComponents,
   type Task,
-  type ToolResult,
 } from "@benchmax/core";
 
-/** What one step of an episode gives back (Tinker's StepResult, in chat messages). */
+/** What one step of an episode gives back (the cookbook's StepResult, in chat messages). */
 export interface EpisodeStep {
   observations: Message[];
-  /** 0 until the episode ends; then the combined reward. */
+  /** 0 until the episode ends; then the env's combined reward (counted here, once). */
   reward: number;
   done: boolean;
   metrics: Record<string, number>;
 }
 
-/** One member of a group: a text env over one rollout. */
+/** One member of a group: an episode of the engine over one rollout. */
 export interface GroupEpisode {
   readonly rolloutId: string;
   readonly done: boolean;
   readonly messages: Message[];
   /** The reward components once done. */
   readonly rewards?: RewardComponents;
+  /** The combined reward once done. */
+  readonly reward?: number;
   initialObservation(): Message[];
-  /** The model's reply: every Hermes tool call is run; a reply without one (or the last turn) ends the episode. */
+  /** The model's reply: the engine runs its tool calls; a reply without one (or the last turn) ends the episode. */
   step(action: string): Promise<EpisodeStep>;
-  /** Free the rollout (also done when the episode ends). */
+  /** Free the rollout (idempotent; `cleanup()` does it for the whole group). */
   release(): Promise<void>;
 }
 
+/**
+ * What the group adds to an episode's return, as in tinker-cookbook's `compute_group_rewards` (rl/types.py): the
+ * total is the sum of step rewards plus this `reward`, so it is 0 unless the env's group components change the
+ * combined reward (the episode's own reward already came with its last step).
+ */
 export interface GroupReward {
   reward: number;
+  /** Every component: the episode's own and the group's. */
   rewards: RewardComponents;
 }
 
-/** Tinker-style EnvGroupBuilder: G episodes of one task, set up once (init + fork), scored together. */
+/** G episodes of one task, set up once (init + fork), scored together (the cookbook's EnvGroupBuilder). */
 export interface EnvGroupBuilder<T extends Task = Task> {
   readonly task: T;
   readonly groupSize: number;
   makeEnvs(): Promise<GroupEpisode[]>;
   computeGroupRewards(episodes: GroupEpisode[]): Promise<GroupReward[]>;
+  /** Release every rollout the group still holds; idempotent, never throws. */
+  cleanup(): Promise<void>;
   loggingTags(): string[];
 }
 
 export interface GroupBuilderOptions {
   /** Episodes per task (G). Default 4. */
   groupSize?: number;
-  /** Assistant turns per episode. Default 10. */
+  /** Assistant turns per episode; a reply with tool calls on the last turn ends it unrun (SkyRL's rule). Default 10. */
   maxTurns?: number;
 }
 
 let counter = 0;
 
-class Episode<T extends Task> implements GroupEpisode {
-  done = false;
-  rewards?: RewardComponents;
-  readonly messages: Message[];
-  private turns = 0;
-  private released = false;
+class EngineEpisode<T extends Task> implements GroupEpisode {
+  constructor(readonly ep: Episode<T>) {}
 
-  constructor(
-    private readonly env: Env<T>,
-    private readonly task: T,
-    readonly rolloutId: string,
-    private readonly maxTurns: number,
-  ) {
-    this.messages = buildInitialMessages(env, task, "hermes");
+  get rolloutId(): string {
+    return this.ep.rolloutId;
+  }
+  get done(): boolean {
+    return this.ep.done;
+  }
+  get messages(): Message[] {
+    return this.ep.messages;
+  }
+  get rewards(): RewardComponents | undefined {
+    return this.ep.rewards;
+  }
+  get reward(): number | undefined {
+    return this.ep.reward;
   }
 
   initialObservation(): Message[] {
-    return this.messages.map((m) => ({ ...m }));
+    return this.ep.messages.map((m) => ({ ...m }));
   }
 
   async step(action: string): Promise<EpisodeStep> {
-    if (this.done) throw new EnvError(`episode ${this.rolloutId} already ended`);
-    const turn = this.turns++;
-    const msg: AssistantMessage = { role: "assistant", content: action };
-    this.messages.push(msg);
-    const envItems = await this.env.parseActions?.(msg, turn);
-    const items = envItems?.length ? envItems : extractToolCalls(msg, "hermes", turn);
-    if (items.length > 0 && this.turns < this.maxTurns) {
-      const observations: Message[] = [];
-      let errors = 0;
-      for (const item of items) {
-        let res: ToolResult;
-        if ("error" in item) res = { content: `Error: ${item.error.message}`, isError: true };
-        else res = await this.env.runTool(this.rolloutId, item.call);
-        if (res.isError) errors++;
-        const id = "error" in item ? item.error.id : item.call.id;
-        const tm: Message = { role: "tool", tool_call_id: id, content: res.content };
-        this.messages.push(tm);
-        observations.push(tm);
-      }
-      return { observations, reward: 0, done: false, metrics: { tool_calls: items.length, tool_errors: errors } };
+    const s = await this.ep.step(action);
+    const errors = s.tools.filter((t) => t.result.isError).length;
+    if (!s.done)
+      return {
+        observations: s.observations,
+        reward: 0,
+        done: false,
+        metrics: { tool_calls: s.tools.length, tool_errors: errors },
+      };
+    await this.ep.close();
+    if (s.outcome === "env_error" || s.outcome === "infra_error" || s.reward === undefined) {
+      // a failure is never a reward of 0
+      const msg = `episode ${this.rolloutId} failed (${s.outcome}): ${s.error ?? "no reward"}`;
+      throw s.outcome === "infra_error" ? new InfraError(msg) : new EnvError(msg);
     }
-    const rewards = assertFiniteRewards(
-      await this.env.computeReward(this.rolloutId, this.messages, this.task),
-      `${this.env.name}.computeReward`,
-    );
-    this.rewards = rewards;
-    this.done = true;
-    await this.release();
     return {
-      observations: [],
-      reward: combineRewards(rewards, this.env.rewardWeights),
+      observations: s.observations,
+      reward: s.reward,
       done: true,
-      metrics: { ...rewards, truncated: items.length > 0 ? 1 : 0 },
+      metrics: { ...s.rewards, truncated: s.outcome === "truncated" ? 1 : 0 },
     };
   }
 
-  async release(): Promise<void> {
-    if (this.released) return;
-    this.released = true;
-    await this.env.release(this.rolloutId);
+  release(): Promise<void> {
+    return this.ep.close();
   }
 }
 
-/** One group builder per task: G rollouts made by `init` + `fork` (or G inits without fork). */
+/** One group builder per task: G episodes made by `init` + `fork` (or G inits without fork). */
 export function envGroupBuilders<T extends Task>(
   env: Env<T>,
   tasks: T[],
@@ -131,43 +127,53 @@ export function envGroupBuilders<T extends Task>(
   const G = options.groupSize ?? 4;
   const maxTurns = options.maxTurns ?? 10;
   if (!Number.isInteger(G) || G < 1) throw new EnvError(`groupSize must be a positive integer, got ${G}`);
-  return tasks.map((task) => ({
-    task,
-    groupSize: G,
-    async makeEnvs() {
-      const base = `${task.id}#g${counter++}`;
-      const ids = Array.from({ length: G }, (_, k) => `${base}.${k}`);
-      if (env.fork && G > 1) {
-        await env.init(ids[0]!, task);
+  return tasks.map((task) => {
+    const held: EngineEpisode<T>[] = [];
+    return {
+      task,
+      groupSize: G,
+      async makeEnvs() {
+        const base = `${task.id}#g${counter++}`;
+        const ids = Array.from({ length: G }, (_, k) => `${base}.${k}`);
+        const opts = { maxTurns, lastTurnTools: "skip" as const, groupId: base };
+        const first = await Episode.start(env, task, { ...opts, rolloutId: ids[0] });
+        const eps = [first];
         try {
-          await env.fork(ids[0]!, ids.slice(1));
+          if (first.done) throw new EnvError(`${env.name}: setting up ${ids[0]} failed: ${first.error}`);
+          if (env.fork && G > 1) eps.push(...(await first.fork(ids.slice(1), opts)));
+          else for (const id of ids.slice(1)) eps.push(await Episode.start(env, task, { ...opts, rolloutId: id }));
+          const failed = eps.find((e) => e.done);
+          if (failed) throw new EnvError(`${env.name}: setting up ${failed.rolloutId} failed: ${failed.error}`);
         } catch (e) {
-          await env.release(ids[0]!).catch(() => {});
+          await Promise.all(eps.map((x) => x.close()));
           throw e;
         }
-      } else {
-        for (const id of ids) await env.init(id, task);
-      }
-      return ids.map((id) => new Episode(env, task, id, maxTurns));
-    },
-    async computeGroupRewards(episodes) {
-      for (const e of episodes) {
-        if (!e.done || !e.rewards) throw new EnvError(`computeGroupRewards: episode ${e.rolloutId} has not ended`);
-      }
-      let extra: RewardComponents[] = episodes.map(() => ({}));
-      if (env.computeGroupReward) {
-        extra = await env.computeGroupReward(
+        const out = eps.map((e) => new EngineEpisode(e));
+        held.push(...out);
+        return out;
+      },
+      async computeGroupRewards(episodes) {
+        for (const e of episodes) {
+          if (!e.done || !e.rewards || e.reward === undefined)
+            throw new EnvError(`computeGroupRewards: episode ${e.rolloutId} has not ended with a reward`);
+        }
+        if (!env.computeGroupReward) return episodes.map((e) => ({ reward: 0, rewards: { ...e.rewards! } }));
+        const extra = await env.computeGroupReward(
           episodes.map((e) => ({ rolloutId: e.rolloutId, task, messages: e.messages, rewards: e.rewards! })),
         );
         if (!Array.isArray(extra) || extra.length !== episodes.length) {
           throw new EnvError(`${env.name}.computeGroupReward returned ${extra?.length} items for ${episodes.length}`);
         }
-      }
-      return episodes.map((e, i) => {
-        const rewards = { ...e.rewards!, ...assertFiniteRewards(extra[i], `${env.name}.computeGroupReward`) };
-        return { reward: combineRewards(rewards, env.rewardWeights), rewards };
-      });
-    },
-    loggingTags: () => [env.name],
-  }));
+        return episodes.map((e, i) => {
+          const rewards = { ...e.rewards!, ...assertFiniteRewards(extra[i], `${env.name}.computeGroupReward`) };
+          return { reward: combineRewards(rewards, env.rewardWeights) - e.reward!, rewards };
+        });
+      },
+      async cleanup() {
+        const eps = held.splice(0);
+        await Promise.all(eps.map((e) => e.release().catch(() => {})));
+      },
+      loggingTags: () => [env.name],
+    };
+  });
 }

@@ -1,7 +1,11 @@
 export {
+  type ExportSkyrlMixedResult,
   type ExportSkyrlOptions,
   type ExportSkyrlResult,
+  exportDataRoot,
   exportSkyrl,
+  exportSkyrlMixed,
+  type MixedEnvExport,
   parseSplit,
   skyrlRow,
 } from "./export-skyrl.js";
@@ -15,4 +19,5 @@ export {
 } from "./groups.js";
 export { launchScriptPath } from "./launch.js";
 export { SKYRL_SCHEMA, type SkyrlRow, skyrlParquet, writeSkyrlParquet } from "./parquet.js";
+export { absolutePathsIn, commonRoot, relativizePaths } from "./portable-paths.js";
 export { shimDir, writeShim } from "./shim.js";

@@ -1,22 +1,26 @@
-import { UsageError } from "@benchmax/core";
 import Table from "cli-table3";
 import type { Command } from "commander";
 import { compareRuns, loadRunSummary } from "../compare-runs.js";
 import { fmt } from "../format.js";
+import { addGateOptions, type GateFlags, gateOptions, OVERRIDE_FLAG } from "../gate-options.js";
+
+interface CompareFlags extends GateFlags {
+  json?: boolean;
+}
 
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command("compare <base> <cand>")
-    .description("compare two run dirs; exit 1 on a regression (the CI gate for benchmark regression runs)")
-    .option("--max-drop <x>", "tolerated drop in reward, pass rate and each component", "0")
+    .description(
+      "compare two run dirs; exit 1 on a regression, or when the runs are not comparable (the CI gate for benchmark regression runs)",
+    );
+  addGateOptions(cmd)
     .option("--json", "print JSON")
-    .action((baseDir: string, candDir: string, flags: { maxDrop: string; json?: boolean }) => {
-      const maxDrop = Number(flags.maxDrop);
-      if (!Number.isFinite(maxDrop) || maxDrop < 0)
-        throw new UsageError(`--max-drop must be a number >= 0, got "${flags.maxDrop}"`);
+    .action((baseDir: string, candDir: string, flags: CompareFlags) => {
       const base = loadRunSummary(baseDir);
       const cand = loadRunSummary(candDir);
-      const res = compareRuns(base, cand, maxDrop);
+      const res = compareRuns(base, cand, gateOptions(flags));
+      const overrideFlag = OVERRIDE_FLAG;
       if (flags.json) {
         process.stdout.write(`${JSON.stringify(res, null, 2)}\n`);
       } else {
@@ -32,12 +36,23 @@ export function register(program: Command): void {
           ]);
         }
         process.stdout.write(`${t.toString()}\n`);
-        process.stdout.write(
-          res.regression
-            ? `regression: candidate ${candDir} is worse than ${baseDir} (max drop ${maxDrop})\n`
-            : `no regression (max drop ${maxDrop})\n`,
-        );
+        for (const m of res.mismatches) {
+          process.stdout.write(
+            m.allowed ? `note: ${m.message} (allowed by ${overrideFlag[m.kind]})\n` : `not comparable: ${m.message}\n`,
+          );
+        }
+        const tol = `max drop ${res.maxDrop}, max error-rate increase ${res.maxErrorRateIncrease}`;
+        if (!res.comparable) {
+          const flagsNeeded = [...new Set(res.mismatches.filter((m) => !m.allowed).map((m) => overrideFlag[m.kind]))];
+          process.stdout.write(
+            `gate failed: ${candDir} and ${baseDir} are different runs; re-run the candidate like the baseline, or pass ${flagsNeeded.join(" ")} to compare them anyway\n`,
+          );
+        } else if (res.regression) {
+          process.stdout.write(`regression: candidate ${candDir} is worse than ${baseDir} (${tol})\n`);
+        } else {
+          process.stdout.write(`no regression (${tol})\n`);
+        }
       }
-      if (res.regression) process.exitCode = 1;
+      if (res.failed) process.exitCode = 1;
     });
 }

@@ -1,12 +1,22 @@
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Env, type RunSummary, runMany, summarize, type Task, type ToolFormat, UsageError } from "@benchmax/core";
+import {
+  type Env,
+  loadTasksFromFile,
+  parsePlainRow,
+  runMany,
+  type Task,
+  type ToolFormat,
+  UsageError,
+} from "@benchmax/core";
+import type { GateSummary } from "@benchmax/report";
 import type { Command } from "commander";
 import { listInstalledEnvs, loadEnvModule, parseKeyValues, resolveEnvEntry } from "../env-loader.js";
-import { summaryTable } from "../format.js";
+import { summaryTable, terminalWidth } from "../format.js";
 import { addPolicyOptions, makePolicy, type PolicyFlags, parseIntFlag } from "../policy-options.js";
 import { progressReporter } from "../progress.js";
 import { defaultRunDir, writeSummary } from "../run-dir.js";
+import { datasetHash, normalizeTaskIds, type RunIdentity, readRunIdentity, resumeMismatches } from "../run-identity.js";
 import { runVersions } from "../versions.js";
 
 export interface EvalFlags extends PolicyFlags {
@@ -17,6 +27,7 @@ export interface EvalFlags extends PolicyFlags {
   maxTurns: number;
   out?: string;
   resume?: boolean;
+  force?: boolean;
   json?: boolean;
   dataset?: string;
   split?: string;
@@ -26,6 +37,7 @@ export interface EvalFlags extends PolicyFlags {
   endpoint?: string;
   token?: string;
   quiet?: boolean;
+  allowOracle?: boolean;
 }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
@@ -35,12 +47,13 @@ export function register(program: Command): void {
     .command("eval [env]")
     .description("evaluate a policy on an env (its embedded fixtures by default) and write a run dir")
     .option("--all", "every installed env")
-    .option("--limit <n>", "only the first N tasks", (v) => parseIntFlag(v, "--limit"))
-    .option("--group <g>", "rollouts per task (GRPO group size)", (v) => parseIntFlag(v, "--group"), 1)
-    .option("--concurrency <c>", "rollouts in flight", (v) => parseIntFlag(v, "--concurrency"), 16)
-    .option("--max-turns <n>", "assistant turns per rollout", (v) => parseIntFlag(v, "--max-turns"), 10)
+    .option("--limit <n>", "only the first N tasks (N >= 1)", (v) => parseIntFlag(v, "--limit", 1))
+    .option("--group <g>", "rollouts per task (GRPO group size)", (v) => parseIntFlag(v, "--group", 1), 1)
+    .option("--concurrency <c>", "rollouts in flight", (v) => parseIntFlag(v, "--concurrency", 1), 16)
+    .option("--max-turns <n>", "assistant turns per rollout", (v) => parseIntFlag(v, "--max-turns", 1), 10)
     .option("--out <dir>", "run dir (default runs/<env>-<time>; with --all, one subdir per env)")
     .option("--resume", "continue the run in --out, skipping finished rollouts")
+    .option("--force", "overwrite an existing run in --out")
     .option("--json", "print the summary as JSON instead of a table")
     .option("--dataset <path>", "a dataset file or folder instead of the fixtures")
     .option("--split <name>", "dataset split where the env has several")
@@ -49,6 +62,10 @@ export function register(program: Command): void {
     .option("--retries <n>", "re-runs of an infra_error rollout", (v) => parseIntFlag(v, "--retries"), 2)
     .option("--endpoint <urls>", "run against env server(s): URL[,URL…]")
     .option("--token <token>", "bearer token for --endpoint")
+    .option(
+      "--allow-oracle",
+      "run a policy that reads the gold answer (an oracle) on a dataset other than the fixtures",
+    )
     .option("--quiet", "no progress output");
   addPolicyOptions(cmd).action(async (envSpec: string | undefined, flags: EvalFlags) => {
     const code = await evalCommand(envSpec, flags);
@@ -81,27 +98,118 @@ async function openEnv(spec: string, flags: EvalFlags): Promise<{ env: Env; loca
   return { env: await mod.createEnv(options), entry };
 }
 
-async function evalOne(
-  spec: string,
-  flags: EvalFlags,
-  outDir: string,
-): Promise<{ summary: RunSummary; firstError?: string }> {
+/** The env's tasks: its own loader, else `--dataset` read with its row parser (plain rows without one). */
+async function loadTasks(env: Env, flags: EvalFlags): Promise<Task[]> {
+  if (env.loadTasks) return env.loadTasks(flags.dataset, { limit: flags.limit, split: flags.split });
+  if (!flags.dataset) {
+    throw new UsageError(`env ${env.name} has no embedded tasks: pass --dataset <file.jsonl>`);
+  }
+  const parse = env.parseTask ? env.parseTask.bind(env) : (row: unknown, where: string) => parsePlainRow(row, where);
+  return loadTasksFromFile(flags.dataset, parse, { limit: flags.limit });
+}
+
+/** Files of a previous run in a dir (a dir holding only other things is not a run). */
+function runFilesIn(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).filter((f) => ["results.jsonl", "summary.json", "run.json", "report.html"].includes(f));
+}
+
+/** Shell-quote one argument for the printed resume command. */
+function shq(a: string): string {
+  return /^[A-Za-z0-9_./:=@,+-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The command that continues an interrupted run: the same arguments, with --out and --resume. With --all and an
+ * --out, the whole --out is resumed; with --all and default run dirs, the interrupted env alone.
+ */
+export function resumeCommand(argv: string[], outDir: string, all?: { spec: string; out?: string }): string {
+  let args = argv.slice(2).filter((a) => a !== "--force" && a !== "--resume");
+  if (all?.out) outDir = all.out;
+  else if (all) args = args.map((a) => (a === "--all" ? all.spec : a));
+  const i = args.findIndex((a) => a === "--out" || a.startsWith("--out="));
+  if (i >= 0) {
+    if (args[i] === "--out") args.splice(i, 2);
+    else args.splice(i, 1);
+  }
+  return ["benchmax", ...args, "--out", outDir, "--resume"].map(shq).join(" ");
+}
+
+interface EvalOneResult {
+  summary: GateSummary;
+  firstError?: string;
+  interrupted: boolean;
+}
+
+async function evalOne(spec: string, flags: EvalFlags, outDir: string, signal: AbortSignal): Promise<EvalOneResult> {
   if (!["hermes", "openai"].includes(flags.toolFormat)) {
     throw new UsageError(`--tool-format must be hermes or openai, got "${flags.toolFormat}"`);
   }
+  // with --all, an env the interrupted run never reached starts afresh
+  if (flags.resume && flags.all && !existsSync(join(outDir, "results.jsonl"))) flags = { ...flags, resume: false };
   if (flags.resume && !existsSync(join(outDir, "results.jsonl"))) {
     throw new UsageError(`--resume: no results.jsonl in ${outDir} (pass the run's --out dir)`);
+  }
+  if (!flags.resume && !flags.force) {
+    const existing = runFilesIn(outDir);
+    if (existing.length) {
+      throw new UsageError(
+        `${outDir} already holds a run (${existing.join(", ")}): pass --resume to continue it, --force to overwrite it, or another --out`,
+      );
+    }
   }
   const { env, local, entry } = await openEnv(spec, flags);
   const taskSource = local ?? env;
   try {
-    if (!taskSource.loadTasks) throw new UsageError(`env ${env.name} has no dataset loader; pass --dataset`);
-    let tasks: Task[] = await taskSource.loadTasks(flags.dataset, { limit: flags.limit, split: flags.split });
+    let tasks: Task[] = await loadTasks(taskSource, flags);
     if (flags.limit !== undefined) tasks = tasks.slice(0, flags.limit);
+    tasks = normalizeTaskIds(tasks, flags.dataset);
     if (tasks.length === 0) throw new UsageError(`env ${env.name}: the dataset has no tasks`);
     const policy = await makePolicy(local ?? env, flags);
+    const oracle = policy.oracle === true;
+    if (oracle && flags.dataset && !flags.allowOracle) {
+      throw new UsageError(
+        `policy ${policy.name} of ${env.name} is an oracle (it reads the gold answer): its score on ${flags.dataset} says nothing about a model. Use --policy openai, or pass --allow-oracle to run it anyway`,
+      );
+    }
+    const config: Record<string, unknown> = {
+      maxTurns: flags.maxTurns,
+      toolFormat: flags.toolFormat,
+      split: flags.split ?? null,
+      envOptions: parseKeyValues(flags.envOpt),
+      limit: flags.limit ?? null,
+    };
+    const identity: RunIdentity = {
+      env: env.name,
+      dataset: flags.dataset ?? "fixtures",
+      datasetHash: datasetHash(tasks),
+      tasks: tasks.length,
+      group: flags.group,
+      expectedRollouts: tasks.length * flags.group,
+      completed: false,
+      policy: policy.name,
+      oracle,
+      config,
+    };
+    if (flags.resume) {
+      const prev = readRunIdentity(outDir);
+      if (prev) {
+        const diffs = resumeMismatches(prev, identity);
+        if (diffs.length) {
+          throw new UsageError(
+            `--resume: ${outDir} is a different run (${diffs.join("; ")}); resume with the same env, dataset, policy and flags, or use another --out`,
+          );
+        }
+      }
+    }
+    mkdirSync(outDir, { recursive: true });
+    if (flags.force && !flags.resume) {
+      for (const f of ["results.jsonl", "summary.json", "report.html"]) rmSync(join(outDir, f), { force: true });
+    }
+    writeFileSync(join(outDir, "run.json"), `${JSON.stringify(identity, null, 2)}\n`);
     const resultsPath = join(outDir, "results.jsonl");
-    const { results, durationMs, startedAt } = await runMany(env, tasks, policy, {
+    const progress = progressReporter(env.name, { quiet: flags.quiet || flags.json });
+    const run = await runMany(env, tasks, policy, {
       group: flags.group,
       concurrency: flags.concurrency,
       maxTurns: flags.maxTurns,
@@ -110,26 +218,24 @@ async function evalOne(
       retries: flags.retries,
       resultsPath,
       resume: flags.resume,
-      onEvent: progressReporter(env.name, { quiet: flags.quiet || flags.json }),
-    });
-    const summary = summarize(results, {
-      env: env.name,
-      policy: policy.name,
-      passThreshold: env.passThreshold,
-      startedAt,
-      durationMs,
-      versions: runVersions(entry),
-      config: {
-        group: flags.group,
-        concurrency: flags.concurrency,
-        maxTurns: flags.maxTurns,
-        toolFormat: flags.toolFormat,
-        dataset: flags.dataset ?? "fixtures",
-        limit: flags.limit ?? null,
+      signal,
+      onEvent: (e) => {
+        if (!signal.aborted || e.type === "end") progress(e);
       },
     });
+    // rollouts cut short by Ctrl-C are neither written nor counted: a resume runs them again
+    const interrupted = signal.aborted;
+    const core = run.summary({
+      env: env.name,
+      policy: policy.name,
+      versions: runVersions(entry),
+      config: { ...config, group: flags.group, concurrency: flags.concurrency, dataset: identity.dataset },
+    });
+    identity.completed = !interrupted && core.n >= identity.expectedRollouts;
+    const summary: GateSummary = { ...core, run: identity };
     writeSummary(outDir, summary);
-    return { summary, firstError: results.find((r) => r.error)?.error };
+    writeFileSync(join(outDir, "run.json"), `${JSON.stringify(identity, null, 2)}\n`);
+    return { summary, firstError: run.aggregate.firstError, interrupted };
   } finally {
     await env.close();
     if (local && local !== env) await local.close();
@@ -147,23 +253,51 @@ export async function evalCommand(envSpec: string | undefined, flags: EvalFlags)
     specs = [envSpec];
   }
   if (flags.resume && !flags.out) throw new UsageError("--resume needs --out <run dir>");
-  const summaries: RunSummary[] = [];
+  if (flags.resume && flags.force) throw new UsageError("give --resume or --force, not both");
+  const summaries: GateSummary[] = [];
   const firstErrors: Array<string | undefined> = [];
   const dirs: string[] = [];
-  for (const spec of specs) {
-    const name = spec.replace(/^.*[\\/]/, "");
-    const outDir = flags.out ? (specs.length > 1 ? join(flags.out, name) : flags.out) : defaultRunDir(name);
-    const { summary, firstError } = await evalOne(spec, flags, outDir);
-    summaries.push(summary);
-    firstErrors.push(firstError);
-    dirs.push(outDir);
+  const abort = new AbortController();
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts++;
+    if (process.stderr.isTTY) process.stderr.write("\x1b[?25h");
+    if (interrupts > 1) {
+      process.stderr.write("\nbenchmax: interrupted twice; exiting without a summary\n");
+      process.exit(130);
+    }
+    process.stderr.write("\nbenchmax: interrupted; finishing the summary (Ctrl-C again to quit at once)\n");
+    abort.abort();
+  };
+  process.on("SIGINT", onSigint);
+  try {
+    for (const spec of specs) {
+      if (abort.signal.aborted) break;
+      const name = spec.replace(/[\\/]+$/, "").replace(/^.*[\\/]/, "") || "env";
+      const outDir = flags.out ? (specs.length > 1 ? join(flags.out, name) : flags.out) : defaultRunDir(name);
+      const { summary, firstError, interrupted } = await evalOne(spec, flags, outDir, abort.signal);
+      summaries.push(summary);
+      firstErrors.push(firstError);
+      dirs.push(outDir);
+      if (interrupted) {
+        const done = summary.n;
+        process.stderr.write(
+          `benchmax: ${summary.env}: stopped after ${done} of ${summary.run?.expectedRollouts} rollouts; partial summary in ${join(outDir, "summary.json")}\n`,
+        );
+        const all = flags.all ? { spec, out: flags.out } : undefined;
+        process.stderr.write(`resume with: ${resumeCommand(process.argv, outDir, all)}\n`);
+      }
+    }
+  } finally {
+    process.off("SIGINT", onSigint);
   }
   if (flags.json) {
     process.stdout.write(`${JSON.stringify(specs.length === 1 ? summaries[0] : summaries, null, 2)}\n`);
   } else {
-    process.stdout.write(`${summaryTable(summaries)}\n`);
+    process.stdout.write(`${summaryTable(summaries, terminalWidth())}\n`);
     for (const d of dirs) process.stdout.write(`run dir: ${d}\n`);
   }
+  if (abort.signal.aborted) return 130;
   const allInfra = summaries.findIndex((s) => s.n > 0 && s.outcomes.infra_error === s.n);
   if (allInfra >= 0) {
     const s = summaries[allInfra]!;

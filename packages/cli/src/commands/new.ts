@@ -16,8 +16,8 @@ export function register(program: Command): void {
       for (const f of res.files) process.stdout.write(`  ${f}\n`);
       process.stdout.write(
         res.workspace
-          ? `next: node scripts/pnpm.mjs install, then cd ${shown} && npx vitest run && npx benchmax eval ./${shown}\n`
-          : `next: cd ${shown} && npm install && npx vitest run && npx benchmax eval ./\n`,
+          ? `next: node scripts/pnpm.mjs install && cd ${shown} && npx vitest run && npx benchmax eval .\n`
+          : `next: cd ${shown} && npm install && npm test && npx benchmax eval .\n`,
       );
     });
 }

@@ -30,7 +30,11 @@ export function register(program: Command): void {
           try {
             if (!c || typeof c !== "object" || Array.isArray(c)) throw new Error("a case must be a JSON object");
             const res = await scoreCase(env, { ...c, id }, ctx);
-            process.stdout.write(`${JSON.stringify({ id: c.id ?? id, reward: res.reward, rewards: res.rewards })}\n`);
+            const why = failureReason(res.reward, res.metadata);
+            process.stdout.write(
+              `${JSON.stringify({ id: c.id ?? id, reward: res.reward, rewards: res.rewards, ...(why ? { why } : {}) })}\n`,
+            );
+            if (why) process.stderr.write(`benchmax score: case ${c.id ?? id} failed: ${why.text}\n`);
           } catch (e) {
             failed++;
             const msg = `${r.where}: ${(e as Error).message}`;
@@ -46,4 +50,25 @@ export function register(program: Command): void {
         process.exitCode = 1;
       }
     });
+}
+
+interface Mismatch {
+  sheet: string;
+  cell: string;
+  expected: string;
+  actual: string;
+}
+
+/** Why a case did not pass, from the scorer's metadata: its message and the cells, expected against actual. */
+export function failureReason(
+  reward: number,
+  metadata: unknown,
+): { message: string; cells: Mismatch[]; text: string } | undefined {
+  if (reward >= 1 || !metadata || typeof metadata !== "object") return undefined;
+  const m = metadata as { message?: unknown; mismatches?: unknown };
+  const message = typeof m.message === "string" ? m.message : "";
+  const cells = Array.isArray(m.mismatches) ? (m.mismatches as Mismatch[]) : [];
+  if (!message && !cells.length) return undefined;
+  const detail = cells.map((x) => `${x.sheet}!${x.cell}: expected ${x.expected}, got ${x.actual}`).join("; ");
+  return { message, cells, text: [message, detail].filter(Boolean).join(" | ") };
 }

@@ -14,6 +14,7 @@ export interface ServeFlags {
   split?: string;
   envOpt: string[];
   mcp?: boolean;
+  dataRoot?: string;
 }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
@@ -36,6 +37,7 @@ export function register(program: Command): void {
     .option("--split <name>", "dataset split where the env has several")
     .option("--env-opt <key=value>", "env option (repeatable)", collect, [])
     .option("--mcp", "serve the env as an MCP server: stdio, or streamable HTTP with --port")
+    .option("--data-root <dir>", "client-built tasks may name host files only under this directory")
     .action(async (envSpec: string, flags: ServeFlags) => {
       await serveCommand(envSpec, flags);
     });
@@ -59,10 +61,31 @@ export async function serveCommand(envSpec: string, flags: ServeFlags): Promise<
       serveMcpHttp(env: Env, o: Record<string, unknown>): Promise<{ url: string; close(): Promise<void> }>;
     };
     if (flags.port !== undefined) {
-      const s = await mcp.serveMcpHttp(env, { host: flags.host, port: flags.port, tasks });
-      process.stdout.write(`benchmax: serving ${env.name} as MCP at ${s.url}\n`);
+      const s = await mcp.serveMcpHttp(env, {
+        host: flags.host,
+        port: flags.port,
+        tasks,
+        token,
+        maxRollouts: flags.maxRollouts,
+        sessionIdleMs: flags.idleTimeout !== undefined ? flags.idleTimeout * 1000 : undefined,
+        maxBodyBytes: flags.maxBody,
+      });
+      process.stdout.write(
+        `benchmax: serving ${env.name} as MCP at ${s.url}${token ? " (bearer token required)" : ""}\n`,
+      );
       closer = () => s.close();
     } else {
+      // one session on stdin/stdout: nothing to authenticate, cap or expire
+      const unusable = [
+        ["--token", flags.token],
+        ["--max-rollouts", flags.maxRollouts],
+        ["--idle-timeout", flags.idleTimeout],
+      ].filter(([, v]) => v !== undefined);
+      if (unusable.length) {
+        throw new UsageError(
+          `${unusable.map(([f]) => f).join(", ")} apply to MCP over HTTP only: add --port N (stdio is one session of the process that spawned it)`,
+        );
+      }
       // stdout is the MCP channel: talk on stderr only
       const s = await mcp.serveMcpStdio(env, { tasks });
       process.stderr.write(`benchmax: serving ${env.name} as MCP over stdio\n`);
@@ -78,6 +101,7 @@ export async function serveCommand(envSpec: string, flags: ServeFlags): Promise<
       idleTimeoutMs: flags.idleTimeout !== undefined ? flags.idleTimeout * 1000 : undefined,
       maxBodyBytes: flags.maxBody,
       tasks,
+      dataRoot: flags.dataRoot,
     });
     process.stdout.write(
       `benchmax: serving ${env.name} at ${s.url}${token ? " (bearer token required)" : ""}\n` +

@@ -14,6 +14,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UsageError } from "@benchmax/core";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { cliArgv } from "../../test/harness.js";
 import { main } from "../index.js";
 import { findWorkspaceRoot, scaffoldEnv } from "./scaffold.js";
 
@@ -105,7 +106,60 @@ describe("benchmax new", () => {
     expect(lint.status).toBe(0);
   }, 180_000);
 
-  it("inside a benchmax workspace: envs/<name> and a workspace:* core", () => {
+  it("prints next steps that work outside the repo (npm install replaced by links to this workspace)", async () => {
+    const out: string[] = [];
+    vi.spyOn(process.stdout, "write").mockImplementation((s) => {
+      out.push(String(s));
+      return true;
+    });
+    const parent = tmp();
+    const cwd = process.cwd();
+    process.chdir(parent);
+    let code: number;
+    try {
+      code = await main(["node", "benchmax", "new", "word-demo"]);
+    } finally {
+      process.chdir(cwd);
+      vi.restoreAllMocks();
+    }
+    expect(code).toBe(0);
+    const next = /^next: (.*)$/m.exec(out.join(""))?.[1];
+    expect(next).toBe("cd word-demo && npm install && npm test && npx benchmax eval .");
+    const dir = join(parent, "word-demo");
+    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+    expect(pkg.devDependencies["@benchmax/cli"]).toMatch(/^\^\d+\.\d+\.\d+$/);
+    expect(pkg.peerDependencies.zod).toBe("^4.0.0");
+    // what `npm install` would do, offline: the packages and their bin links
+    linkDeps(dir);
+    symlinkSync(join(root, "packages/cli"), join(dir, "node_modules/@benchmax/cli"));
+    const bin = join(dir, "node_modules/.bin");
+    mkdirSync(bin);
+    symlinkSync(join(root, "node_modules/vitest/vitest.mjs"), join(bin, "vitest"));
+    // the CLI from its sources (this checkout may hold no fresh dist/)
+    writeFileSync(
+      join(bin, "benchmax"),
+      `#!/bin/sh\nexec "${process.execPath}" ${cliArgv([])
+        .map((a) => `'${a}'`)
+        .join(" ")} "$@"\n`,
+      {
+        mode: 0o755,
+      },
+    );
+    const steps = next!.replace("npm install", "true");
+    const r = spawnSync("bash", ["-c", steps], {
+      cwd: parent,
+      encoding: "utf8",
+      timeout: 170_000,
+      env: { ...process.env, CI: "1", npm_config_offline: "true", PATH: `${bin}:${process.env.PATH}` },
+    });
+    const all = `${r.stdout}\n${r.stderr}`;
+    expect(all).toMatch(/4 passed/);
+    expect(all).toMatch(/word-demo/);
+    expect(all).toMatch(/100\.0%/);
+    expect(r.status).toBe(0);
+  }, 180_000);
+
+  it("inside a benchmax workspace: envs/<name> and a workspace:^ core", () => {
     const ws = tmp();
     writeFileSync(join(ws, "pnpm-workspace.yaml"), "packages:\n  - packages/*\n  - envs/*\n");
     mkdirSync(join(ws, "packages/core"), { recursive: true });
@@ -118,7 +172,7 @@ describe("benchmax new", () => {
     expect(res.workspace).toBe(true);
     expect(res.files).toContain("LICENSE");
     const pkg = JSON.parse(readFileSync(join(res.dir, "package.json"), "utf8"));
-    expect(pkg.dependencies["@benchmax/core"]).toBe("workspace:*");
+    expect(pkg.dependencies["@benchmax/core"]).toBe("workspace:^");
   });
 
   it("rejects a bad name or a non-empty target", () => {

@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, 
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UsageError } from "@benchmax/core";
+import { cliVersion } from "../version.js";
 
 /** Versions the scaffold pins (the workspace's own). */
 export const SCAFFOLD_VERSIONS = {
@@ -116,7 +117,8 @@ export function scaffoldEnv(options: ScaffoldOptions): ScaffoldResult {
     pascal: pascal(name),
     title: title(name),
     package: packageName,
-    coreVersion: options.coreVersion ?? (workspace ? "workspace:*" : `^${coreVersionOfThisCli()}`),
+    coreVersion: options.coreVersion ?? (workspace ? "workspace:^" : `^${coreVersionOfThisCli()}`),
+    cliVersion: workspace ? "workspace:^" : `^${cliVersion()}`,
     zodVersion: SCAFFOLD_VERSIONS.zod,
     typescriptVersion: SCAFFOLD_VERSIONS.typescript,
     tsupVersion: SCAFFOLD_VERSIONS.tsup,

@@ -1,6 +1,7 @@
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import { InfraError } from "../errors.js";
 import { toHermesMessages } from "../hermes.js";
+import { loadOpenAI, type OpenAIModule } from "../openai-sdk.js";
 import type { Policy, PolicyReply } from "../policy.js";
 import type { AssistantMessage, Message, ToolCall } from "../types.js";
 
@@ -56,7 +57,17 @@ export function openaiPolicy(options: OpenAIPolicyOptions): Policy {
   if (!apiKey)
     throw new InfraError("openai policy: no API key (set OPENAI_API_KEY or pass --api-key)", { retryable: false });
   if (!options.model) throw new InfraError("openai policy: no model (pass --model)", { retryable: false });
-  const client = new OpenAI({ apiKey, baseURL, maxRetries: 0, timeout: options.timeoutMs ?? 120_000 });
+  let client: Promise<{ api: OpenAI; mod: OpenAIModule }> | undefined;
+  const getClient = () => {
+    client ??= loadOpenAI().then((mod) => ({
+      mod,
+      api: new mod.default({ apiKey, baseURL, maxRetries: 0, timeout: options.timeoutMs ?? 120_000 }),
+    }));
+    client.catch(() => {
+      client = undefined;
+    });
+    return client;
+  };
   const maxRetries = options.maxRetries ?? 4;
   const backoff = options.backoffMs ?? 500;
 
@@ -74,11 +85,12 @@ export function openaiPolicy(options: OpenAIPolicyOptions): Policy {
           : {}),
         ...options.extraBody,
       };
+      const { api, mod } = await getClient();
       let lastError = "";
       for (let attempt = 0; attempt <= maxRetries; attempt++) {
         if (attempt > 0) await sleep(backoff * 2 ** (attempt - 1));
         try {
-          const res = (await client.chat.completions.create(body as never, {
+          const res = (await api.chat.completions.create(body as never, {
             signal,
           })) as OpenAI.Chat.Completions.ChatCompletion;
           const choice = res.choices?.[0];
@@ -98,10 +110,10 @@ export function openaiPolicy(options: OpenAIPolicyOptions): Policy {
               : {}),
           };
         } catch (e) {
-          if (e instanceof OpenAI.APIError && e.status !== undefined) {
+          if (e instanceof mod.APIError && e.status !== undefined) {
             lastError = `HTTP ${e.status}: ${e.message}`;
             if (!RETRYABLE.has(e.status)) break;
-          } else if (e instanceof OpenAI.APIConnectionError || e instanceof OpenAI.APIConnectionTimeoutError) {
+          } else if (e instanceof mod.APIConnectionError || e instanceof mod.APIConnectionTimeoutError) {
             lastError = `connection failed: ${e.message}${(e.cause as Error | undefined)?.message ? ` (${(e.cause as Error).message})` : ""}`;
           } else if (e instanceof InfraError) {
             lastError = e.message;

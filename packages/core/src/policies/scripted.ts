@@ -51,11 +51,16 @@ export type ScriptStep<T extends Task> = (
 
 /**
  * A scripted policy: each turn, `step` decides the next tool calls or the final answer from the conversation.
- * Reference policies are written with it.
+ * Reference policies are written with it; `oracle: true` marks one that reads the gold answer.
  */
-export function scriptedPolicy<T extends Task>(name: string, step: ScriptStep<T>): Policy {
+export function scriptedPolicy<T extends Task>(
+  name: string,
+  step: ScriptStep<T>,
+  options: { oracle?: boolean } = {},
+): Policy {
   return {
     name,
+    ...(options.oracle ? { oracle: true } : {}),
     async act(input) {
       let next: Awaited<ReturnType<ScriptStep<T>>>;
       try {

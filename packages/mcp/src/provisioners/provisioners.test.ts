@@ -102,7 +102,7 @@ describe("provisioners", () => {
     expect(text).toMatch(/BENCHMAX_ENV: excel/);
     expect(text).toMatch(/num_nodes: 3/);
     expect(text).toMatch(
-      /\/nonexistent\/sky launch -c benchmax-env-servers \S+env-servers\.yaml --num-nodes 3 --env BENCHMAX_ENV=excel --env SERVERS_PER_NODE=2 --env BASE_PORT=8080 -y --detach-run/,
+      /\/nonexistent\/sky launch -c benchmax-env-servers \S+env-servers\.yaml --num-nodes 3 --env BENCHMAX_ENV=excel --env SERVERS_PER_NODE=2 --env BASE_PORT=8080 --secret BENCHMAX_TOKEN -y --detach-run/,
     );
   });
 
@@ -117,10 +117,16 @@ describe("provisioners", () => {
       `#!/bin/sh\necho "$@" >> ${calls}\ncase "$1" in\n  logs) echo "(task, pid=1) BENCHMAX_ENDPOINT ${served.url}"; echo "BENCHMAX_ENDPOINT ${served.url}";;\nesac\nexit 0\n`,
     );
     chmodSync(sky, 0o755);
-    const prov = skypilot({ env: "math", nodes: 1, serversPerNode: 1, skyBin: sky, downOnClose: true });
-    expect(await prov.provision()).toEqual([{ type: "http", url: served.url }]);
+    await expect(
+      skypilot({ env: "math", nodes: 1, serversPerNode: 1, skyBin: sky, token: "" }).provision(),
+    ).rejects.toThrow(/fleet token is required/);
+    const prov = skypilot({ env: "math", nodes: 1, serversPerNode: 1, skyBin: sky, downOnClose: true, token: "T0k" });
+    expect(await prov.provision()).toEqual([
+      { type: "http", url: served.url, headers: { authorization: "Bearer T0k" } },
+    ]);
     await prov.close();
-    const log = readFileSync(calls, "utf8").trim().split("\n");
+    // the token-less attempt stopped after `sky --version`
+    const log = readFileSync(calls, "utf8").trim().split("\n").slice(1);
     expect(log[0]).toBe("--version");
     expect(log[1]).toMatch(
       /^launch -c benchmax-env-servers \S+ --num-nodes 1 --env BENCHMAX_ENV=math .* -y --detach-run$/,
@@ -141,50 +147,41 @@ describe("provisioners", () => {
 });
 
 describe("deploy manifests", () => {
-  it("deploy/skypilot/env-servers.yaml is the generated task: N servers per node on M nodes, endpoints printed", () => {
+  it("deploy/skypilot/env-servers.yaml is the generated task: token secret, image, rollout + MCP endpoints printed", () => {
     const text = readFileSync(join(deploy, "skypilot/env-servers.yaml"), "utf8");
     expect(text).toBe(skypilotTaskYaml({ env: "math" }));
     const task = parse(text);
     expect(task.num_nodes).toBe(2);
-    expect(task.envs).toMatchObject({
-      BENCHMAX_ENV: "math",
-      SERVERS_PER_NODE: 4,
-      BASE_PORT: 8080,
-    });
-    expect(task.setup).toMatch(
-      /npm install -g "@benchmax\/cli@\$\{BENCHMAX_VERSION\}" "@benchmax\/env-\$\{BENCHMAX_ENV\}/,
-    );
-    expect(task.run).toMatch(/seq 0 \$\(\(SERVERS_PER_NODE - 1\)\)/);
+    expect(task.secrets).toEqual({ BENCHMAX_TOKEN: null });
+    expect(task.resources.image_id).toBe("docker:benchmax/env-server-math:0.1.0");
+    expect(task.envs).toMatchObject({ BENCHMAX_ENV: "math", SERVERS_PER_NODE: 4, BASE_PORT: 8080, ROLLOUT_PORT: 8000 });
+    expect(task.run).toMatch(/if \[ -z "\$BENCHMAX_TOKEN" \]; then[\s\S]*exit 64/);
+    expect(task.run).toMatch(/benchmax serve "\$BENCHMAX_ENV" --host 0\.0\.0\.0 --port "\$ROLLOUT_PORT" &/);
+    expect(task.run).toMatch(/echo "BENCHMAX_ROLLOUT_ENDPOINT http:\/\/\$\{IP\}:\$\{ROLLOUT_PORT\}"/);
     expect(task.run).toMatch(/benchmax serve "\$BENCHMAX_ENV" --mcp --host 0\.0\.0\.0 --port "\$PORT" &/);
     expect(task.run).toMatch(/echo "BENCHMAX_ENDPOINT http:\/\/\$\{IP\}:\$\{PORT\}\/mcp"/);
-    expect(task.run).toMatch(/SKYPILOT_NODE_IPS/);
     expect(task.run.trim().endsWith("wait")).toBe(true);
+    expect(parseEndpointLines("BENCHMAX_ROLLOUT_ENDPOINT http://1.2.3.4:8000", "BENCHMAX_ROLLOUT_ENDPOINT")).toEqual([
+      "http://1.2.3.4:8000",
+    ]);
     expect(parse(skypilotTaskYaml({ env: "crm", nodes: 5, serversPerNode: 8 }))).toMatchObject({
       num_nodes: 5,
+      resources: { image_id: "docker:benchmax/env-server-crm:0.1.0" },
       envs: { BENCHMAX_ENV: "crm", SERVERS_PER_NODE: 8 },
     });
   });
 
-  it("deploy/k8s: a Deployment of `benchmax serve --mcp` pods with a readiness probe, and a headless Service", () => {
+  it("deploy/k8s: the MCP container on 8080 behind the headless Service that kubernetesEndpoints() reads", () => {
     const docs = ["deployment.yaml", "service.yaml"].flatMap((f) =>
       parseAllDocuments(readFileSync(join(deploy, "k8s", f), "utf8")).map((d) => d.toJS()),
     );
     const dep = docs.find((d) => d.kind === "Deployment");
     const svc = docs.find((d) => d.kind === "Service");
-    expect(dep.apiVersion).toBe("apps/v1");
-    const labels = dep.spec.template.metadata.labels;
-    expect(dep.spec.selector.matchLabels).toEqual(labels);
-    const c = dep.spec.template.spec.containers[0];
-    const port = c.ports.find((p: { name: string }) => p.name === "mcp");
-    expect(port.containerPort).toBe(8080);
-    expect(c.args.join(" ")).toMatch(/benchmax serve "\$BENCHMAX_ENV" --mcp --host 0\.0\.0\.0 --port 8080/);
-    expect(c.readinessProbe.httpGet).toEqual({ path: "/health", port: "mcp" });
-    expect(svc.apiVersion).toBe("v1");
-    expect(svc.spec.clusterIP).toBe("None");
-    expect(svc.spec.selector).toEqual(labels);
-    expect(svc.spec.ports[0]).toMatchObject({ port: 8080, targetPort: "mcp" });
+    const mcp = dep.spec.template.spec.containers.find((c: { name: string }) => c.name === "mcp-server");
+    expect(mcp.ports).toEqual([{ name: "mcp", containerPort: 8080 }]);
+    expect(mcp.env).toContainEqual({ name: "BENCHMAX_MODE", value: "mcp" });
     expect(svc.metadata.name).toBe("benchmax-env-servers");
-    const kust = parse(readFileSync(join(deploy, "k8s/kustomization.yaml"), "utf8"));
-    expect(kust.resources).toEqual(["deployment.yaml", "service.yaml"]);
+    expect(svc.spec.clusterIP).toBe("None");
+    expect(svc.spec.ports).toContainEqual({ name: "mcp", port: 8080, targetPort: "mcp" });
   });
 });

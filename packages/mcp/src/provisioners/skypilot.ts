@@ -21,8 +21,10 @@ export interface SkyPilotOptions {
   basePort?: number;
   /** Cluster name. Default `benchmax-env-servers`. */
   cluster?: string;
-  /** npm version of the benchmax packages to install. Default `latest`. */
+  /** Version tag of the env-server image (deploy/docker/Dockerfile). Default `0.1.0`. */
   version?: string;
+  /** The fleet token every server requires. Default `$BENCHMAX_TOKEN`; launching without one is refused. */
+  token?: string;
   /** Resources per node. Default `{cpus: "4+"}`. */
   resources?: Record<string, unknown>;
   /** A task YAML to use instead of the generated one (e.g. deploy/skypilot/env-servers.yaml). */
@@ -39,32 +41,44 @@ export interface SkyPilotOptions {
   log?(text: string): void;
 }
 
-/** The SkyPilot task YAML: N `benchmax serve <env> --mcp` servers per node on M nodes, endpoints printed. */
+/** Log marker of each node's rollout-API server (RoutedEnv, the SkyRL shim). */
+export const ROLLOUT_ENDPOINT_MARKER = "BENCHMAX_ROLLOUT_ENDPOINT";
+
+/**
+ * The SkyPilot task YAML: on each of M nodes (the image built by deploy/docker/Dockerfile), one `benchmax serve <env>`
+ * rollout-API server and N `benchmax serve <env> --mcp` servers, all requiring the fleet token, which comes from the
+ * `BENCHMAX_TOKEN` secret (`sky launch … --secret BENCHMAX_TOKEN`); without it the task exits before serving.
+ */
 export function skypilotTaskYaml(
   o: Pick<SkyPilotOptions, "env" | "nodes" | "serversPerNode" | "basePort" | "version" | "resources"> = { env: "math" },
 ): string {
   const doc =
-    parseDocument(`# benchmax env-server fleet on SkyPilot: SERVERS_PER_NODE \`benchmax serve --mcp\` servers on each of num_nodes nodes.
-# Every server prints "${ENDPOINT_MARKER} http://<node-ip>:<port>/mcp"; @benchmax/mcp's skypilot() provisioner collects
-# them with \`sky logs\`. Launch by hand:
-#   sky launch -c benchmax-env-servers deploy/skypilot/env-servers.yaml --env BENCHMAX_ENV=math --num-nodes 2 -y -d
+    parseDocument(`# benchmax env-server fleet on SkyPilot, from the image deploy/docker/Dockerfile builds. On each of num_nodes nodes:
+# one rollout-API server (RoutedEnv, the SkyRL shim) printing "${ROLLOUT_ENDPOINT_MARKER} http://<node-ip>:<port>", and
+# SERVERS_PER_NODE MCP servers printing "${ENDPOINT_MARKER} http://<node-ip>:<port>/mcp"; trainers collect both with
+# \`sky logs\` (@benchmax/mcp's skypilot() provisioner). Every server requires the token; no port is opened to the
+# internet (no \`ports:\`): the trainer must run in the same cluster or network. Launch by hand:
+#   BENCHMAX_TOKEN=$(openssl rand -hex 32) sky launch -c benchmax-env-servers deploy/skypilot/env-servers.yaml --secret BENCHMAX_TOKEN -y -d
 name: benchmax-env-servers
 num_nodes: 2
 resources:
   cpus: 4+
+  image_id: docker:benchmax/env-server-math:0.1.0
 envs:
   BENCHMAX_ENV: math
   SERVERS_PER_NODE: 4
   BASE_PORT: 8080
-  BENCHMAX_VERSION: latest
-setup: |
-  set -e
-  if ! command -v node >/dev/null || [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]; then
-    curl -fsSL https://deb.nodesource.com/setup_20.x | sudo -E bash - && sudo apt-get install -y nodejs
-  fi
-  sudo npm install -g "@benchmax/cli@\${BENCHMAX_VERSION}" "@benchmax/env-\${BENCHMAX_ENV}@\${BENCHMAX_VERSION}"
+  ROLLOUT_PORT: 8000
+secrets:
+  BENCHMAX_TOKEN: null
 run: |
+  if [ -z "$BENCHMAX_TOKEN" ]; then
+    echo "BENCHMAX_TOKEN is required: sky launch ... --secret BENCHMAX_TOKEN" >&2
+    exit 64
+  fi
   IP=$(echo "$SKYPILOT_NODE_IPS" | sed -n "$((SKYPILOT_NODE_RANK + 1))p")
+  benchmax serve "$BENCHMAX_ENV" --host 0.0.0.0 --port "$ROLLOUT_PORT" &
+  echo "${ROLLOUT_ENDPOINT_MARKER} http://\${IP}:\${ROLLOUT_PORT}"
   for i in $(seq 0 $((SERVERS_PER_NODE - 1))); do
     PORT=$((BASE_PORT + i))
     benchmax serve "$BENCHMAX_ENV" --mcp --host 0.0.0.0 --port "$PORT" &
@@ -73,11 +87,12 @@ run: |
   wait
 `);
   if (o.nodes !== undefined) doc.set("num_nodes", o.nodes);
-  if (o.resources) doc.set("resources", o.resources);
+  const image = `docker:benchmax/env-server-${o.env}:${o.version ?? "0.1.0"}`;
+  if (o.resources) doc.set("resources", { ...o.resources });
+  doc.setIn(["resources", "image_id"], image);
   doc.setIn(["envs", "BENCHMAX_ENV"], o.env);
   if (o.serversPerNode !== undefined) doc.setIn(["envs", "SERVERS_PER_NODE"], o.serversPerNode);
   if (o.basePort !== undefined) doc.setIn(["envs", "BASE_PORT"], o.basePort);
-  if (o.version !== undefined) doc.setIn(["envs", "BENCHMAX_VERSION"], o.version);
   return doc.toString({ lineWidth: 0 });
 }
 
@@ -88,22 +103,26 @@ export function skypilotLaunchCommand(o: SkyPilotOptions, yamlPath: string): str
   args.push("--env", `BENCHMAX_ENV=${o.env}`);
   args.push("--env", `SERVERS_PER_NODE=${o.serversPerNode ?? 4}`);
   args.push("--env", `BASE_PORT=${o.basePort ?? 8080}`);
-  if (o.version) args.push("--env", `BENCHMAX_VERSION=${o.version}`);
+  // the value is read from the environment of the sky process (SkyPilot's --secret KEY form), never put on argv
+  args.push("--secret", "BENCHMAX_TOKEN");
   args.push("-y", "--detach-run");
   return args;
 }
 
 /** Endpoint URLs in `sky logs` output (deduplicated, in order). */
-export function parseEndpointLines(text: string): string[] {
+export function parseEndpointLines(text: string, marker: string = ENDPOINT_MARKER): string[] {
   const out: string[] = [];
-  const re = new RegExp(`${ENDPOINT_MARKER}\\s+(https?://\\S+)`, "g");
+  const re = new RegExp(`${marker}\\s+(https?://\\S+)`, "g");
   for (const m of text.matchAll(re)) if (!out.includes(m[1]!)) out.push(m[1]!);
   return out;
 }
 
-function run(bin: string, args: string[]): Promise<{ code: number; out: string }> {
+function run(bin: string, args: string[], env?: Record<string, string>): Promise<{ code: number; out: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(bin, args, {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: env ? { ...process.env, ...env } : undefined,
+    });
     let out = "";
     child.stdout.on("data", (d) => (out += d));
     child.stderr.on("data", (d) => (out += d));
@@ -142,7 +161,9 @@ export function skypilot(options: SkyPilotOptions): Provisioner {
         );
         throw new UsageError(`sky CLI not found: run the printed command, then pass the endpoints with urlList()`);
       }
-      const launch = await run(sky, cmd.slice(1));
+      const token = options.token ?? process.env.BENCHMAX_TOKEN;
+      if (!token) throw new UsageError("skypilot(): a fleet token is required (token option or BENCHMAX_TOKEN)");
+      const launch = await run(sky, cmd.slice(1), { BENCHMAX_TOKEN: token });
       if (launch.code !== 0)
         throw new UsageError(`sky launch failed (exit ${launch.code}):\n${launch.out.slice(-2000)}`);
       launched = true;
@@ -160,7 +181,7 @@ export function skypilot(options: SkyPilotOptions): Provisioner {
       }
       if (options.waitHealthy !== false)
         await waitForHealth(urls, { timeoutMs: Math.max(1_000, deadline - Date.now()) });
-      return urls.map((url): HttpEndpoint => ({ type: "http", url }));
+      return urls.map((url): HttpEndpoint => ({ type: "http", url, headers: { authorization: `Bearer ${token}` } }));
     },
     async close() {
       if (launched && options.downOnClose) {

@@ -33,4 +33,4 @@ const env: Env = {
   runTool: (id, call) => (call.name === "crash" ? crash.runTool("x", call) : notes.runTool(id, call)),
 };
 await crash.init("x", { id: "x", groundTruth: null });
-await serveMcpStdio(env, { rewardTool: false });
+await serveMcpStdio(env);

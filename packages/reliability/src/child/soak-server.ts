@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Env } from "@benchmax/core";
 import { notesEnv, notesTasks } from "../notes-env.js";
 
@@ -27,7 +28,9 @@ for (const n of names) {
   envs[n] = await mod.default.createEnv({});
 }
 const servers: Record<string, Awaited<ReturnType<typeof serveEnv>>> = {};
-for (const [n, env] of Object.entries(envs)) servers[n] = await serveEnv(env, { token, maxRollouts: 4096 });
+// the soak client sends the env's fixture tasks inline (RemoteEnv): they name files under envs/, the operator's data root
+const dataRoot = fileURLToPath(new URL("../../../../envs", import.meta.url));
+for (const [n, env] of Object.entries(envs)) servers[n] = await serveEnv(env, { token, maxRollouts: 4096, dataRoot });
 
 function children(): number {
   let n = 0;

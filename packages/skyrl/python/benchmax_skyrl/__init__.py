@@ -1,25 +1,26 @@
-"""benchmax_skyrl: train on benchmax env servers from SkyRL (stdlib only).
+"""benchmax_skyrl: train on benchmax env servers from SkyRL and the tinker cookbook (stdlib only).
 
-`BenchmaxTextEnv` is a SkyRL `BaseTextEnv` that forwards `init` / `step` to a `benchmax serve` server;
-`BenchmaxGroupBuilder` exposes an env as Tinker-style groups (G rollouts of one task made by fork).
+`BenchmaxTextEnv` is a SkyRL `BaseTextEnv`, a thin client of a `benchmax serve` server's episode engine;
+`benchmax_skyrl.cookbook` adapts an env to tinker-cookbook's `Env` / `EnvGroupBuilder` / `RLDataset`.
 """
 
 from .client import BenchmaxClient, BenchmaxEnvError, BenchmaxError, BenchmaxInfraError, Rollout
-from .groups import BenchmaxGroupBuilder
+from .cookbook import BenchmaxCookbookEnv, BenchmaxEnvGroupBuilder, BenchmaxRLDataset
+from .routing import env_classes_from, register_env_classes
 from .text_env import BenchmaxTextEnv
-from .tool_calls import ToolCall, ToolCallError, parse_tool_calls
 
 __all__ = [
     "BenchmaxClient",
+    "BenchmaxCookbookEnv",
     "BenchmaxEnvError",
+    "BenchmaxEnvGroupBuilder",
     "BenchmaxError",
-    "BenchmaxGroupBuilder",
     "BenchmaxInfraError",
+    "BenchmaxRLDataset",
     "BenchmaxTextEnv",
     "Rollout",
-    "ToolCall",
-    "ToolCallError",
-    "parse_tool_calls",
+    "env_classes_from",
+    "register_env_classes",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

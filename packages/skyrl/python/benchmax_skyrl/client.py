@@ -33,8 +33,10 @@ class Rollout:
     token: str
     task_id: str
     system_prompt: str = ""
-    #: the env parses replies its own way (core's parseActions): replies go to the server's /step
+    #: the env parses replies its own way (core's parseActions); every reply goes to the server's /step anyway
     custom_actions: bool = False
+    #: the turn limit the server enforces for this rollout (echoed by the server; None: the server has none)
+    max_turns: Optional[int] = None
 
 
 def _split_endpoints(endpoints: Union[str, Sequence[str], None]) -> List[str]:
@@ -52,7 +54,7 @@ def _split_endpoints(endpoints: Union[str, Sequence[str], None]) -> List[str]:
 
 
 class _Connection:
-    """One keep-alive connection per endpoint and thread."""
+    """One keep-alive HTTP connection to an endpoint (used by one request at a time)."""
 
     def __init__(self, url: str, timeout: float):
         parts = urlsplit(url)
@@ -104,20 +106,41 @@ class BenchmaxClient:
         self.retries = max(0, int(retries))
         self.backoff_s = float(backoff_s)
         self.timeout_s = float(timeout_s)
-        self._local = threading.local()
         self._next = random.randrange(len(self.endpoints))
         self._instances: Dict[str, str] = {}
         self.stats = {"requests": 0, "retries": 0, "infra_errors": 0}
+        self._setup_pool()
+
+    def _setup_pool(self) -> None:
+        # idle keep-alive connections per endpoint, shared by threads (SkyRL runs env.step in a thread pool,
+        # the cookbook adapter in asyncio.to_thread); a connection is used by one request at a time
+        self._idle: Dict[str, List[_Connection]] = {}
+        self._lock = threading.Lock()
+
+    # -- pickling: configuration only (the cookbook sends builders to rollout workers by pickle) ----------
+    def __getstate__(self) -> Dict[str, Any]:
+        state = dict(self.__dict__)
+        for k in ("_idle", "_lock"):
+            state.pop(k, None)
+        return state
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._setup_pool()
 
     # -- transport ---------------------------------------------------------------------------------------
-    def _conn(self, endpoint: str) -> _Connection:
-        conns = getattr(self._local, "conns", None)
-        if conns is None:
-            conns = self._local.conns = {}
-        c = conns.get(endpoint)
-        if c is None:
-            c = conns[endpoint] = _Connection(endpoint, self.timeout_s)
-        return c
+    def _acquire(self, endpoint: str) -> _Connection:
+        with self._lock:
+            idle = self._idle.get(endpoint)
+            if idle:
+                return idle.pop()
+        return _Connection(endpoint, self.timeout_s)
+
+    def _put_back(self, endpoint: str, conn: _Connection) -> None:
+        if conn.conn is None:
+            return
+        with self._lock:
+            self._idle.setdefault(endpoint, []).append(conn)
 
     def request(
         self,
@@ -144,8 +167,10 @@ class BenchmaxClient:
                 self.stats["retries"] += 1
                 time.sleep(self.backoff_s * (2 ** (attempt - 1)))
             self.stats["requests"] += 1
+            conn = self._acquire(endpoint)
             try:
-                status, data, instance = self._conn(endpoint).request(method, path, payload, h)
+                status, data, instance = conn.request(method, path, payload, h)
+                self._put_back(endpoint, conn)
             except ConnectionRefusedError as e:
                 last = "connection refused (%s)" % e
                 continue
@@ -188,13 +213,20 @@ class BenchmaxClient:
                 errors.append(str(e))
         raise BenchmaxInfraError("no endpoint answered /metadata: " + "; ".join(errors))
 
-    def create_rollout(self, task_id: Optional[str] = None, task: Optional[Dict[str, Any]] = None) -> Rollout:
-        """A rollout on the next live endpoint: the server's task `task_id`, else the inline `task`."""
+    def create_rollout(
+        self, task_id: Optional[str] = None, task: Optional[Dict[str, Any]] = None, max_turns: Optional[int] = None
+    ) -> Rollout:
+        """A rollout on the next live endpoint: the server's task `task_id`, else the inline `task`.
+
+        `max_turns`: the server's episode engine ends the episode (scored, `truncated`) at that many replies.
+        """
         body: Dict[str, Any] = {}
         if task_id is not None:
             body["taskId"] = task_id
         if task is not None:
             body["task"] = task
+        if max_turns is not None:
+            body["maxTurns"] = int(max_turns)
         errors = []
         n = len(self.endpoints)
         start = self._next
@@ -209,14 +241,7 @@ class BenchmaxClient:
             res = self._check(status, res, "creating a rollout", ep)
             if instance:
                 self._instances[res["rolloutId"]] = instance
-            return Rollout(
-                ep,
-                res["rolloutId"],
-                res["token"],
-                res.get("taskId", task_id or ""),
-                res.get("systemPrompt", ""),
-                bool(res.get("customActions")),
-            )
+            return _rollout(ep, res, task_id or "")
         raise BenchmaxInfraError("no env server could create a rollout: " + "; ".join(errors))
 
     def _on(self, r: Rollout, action: str, body: Any, idempotent: bool) -> Any:
@@ -234,9 +259,14 @@ class BenchmaxClient:
         """{content, isError}."""
         return self._on(r, "call", {"name": name, "arguments": arguments}, idempotent=False)
 
-    def step(self, r: Rollout, content: str) -> Dict[str, Any]:
-        """The server parses and runs the reply (OpenEnv step): {observation, reward, done}."""
-        return self._on(r, "step", {"action": {"type": "message", "content": content}}, idempotent=False)
+    def step(self, r: Rollout, content: Optional[str], tool_calls: Optional[List[Dict[str, Any]]] = None) -> Dict[str, Any]:
+        """One turn of the server's episode engine: it parses the reply's tool calls, runs them, and returns
+        `{observation: {tool_results, messages}, reward: null, done: false}`, or at the end
+        `{observation: {rewards, passed, truncated}, reward, done: true}` (the rollout is then released)."""
+        action: Dict[str, Any] = {"type": "message", "content": content}
+        if tool_calls:
+            action["tool_calls"] = tool_calls
+        return self._on(r, "step", {"action": action}, idempotent=False)
 
     def reward(self, r: Rollout, messages: List[Dict[str, Any]]) -> Dict[str, Any]:
         """{reward, rewards, passed}."""
@@ -248,16 +278,10 @@ class BenchmaxClient:
         for c in res["children"]:
             if r.rollout_id in self._instances:
                 self._instances[c["rolloutId"]] = self._instances[r.rollout_id]
-            kids.append(
-                Rollout(
-                    r.endpoint,
-                    c["rolloutId"],
-                    c["token"],
-                    c.get("taskId", r.task_id),
-                    c.get("systemPrompt", ""),
-                    bool(c.get("customActions")),
-                )
-            )
+            kid = _rollout(r.endpoint, c, r.task_id)
+            if kid.max_turns is None:
+                kid.max_turns = r.max_turns
+            kids.append(kid)
         return kids
 
     def group_reward(self, task_id: Optional[str], task: Optional[Dict[str, Any]], members: List[Dict[str, Any]]):
@@ -279,8 +303,24 @@ class BenchmaxClient:
             pass  # the server is gone: nothing left to free
 
     def close(self) -> None:
-        for c in (getattr(self._local, "conns", None) or {}).values():
-            c.close()
+        with self._lock:
+            idle, self._idle = self._idle, {}
+        for conns in idle.values():
+            for c in conns:
+                c.close()
+
+
+def _rollout(endpoint: str, res: Dict[str, Any], task_id: str) -> Rollout:
+    mt = res.get("maxTurns")
+    return Rollout(
+        endpoint,
+        res["rolloutId"],
+        res["token"],
+        res.get("taskId", task_id),
+        res.get("systemPrompt", ""),
+        bool(res.get("customActions")),
+        int(mt) if isinstance(mt, (int, float)) and mt > 0 else None,
+    )
 
 
 def _message(body: Any) -> str:

@@ -3,15 +3,15 @@
     BENCHMAX_ENDPOINTS=http://127.0.0.1:8000 uv run --isolated --extra fsdp -m benchmax_skyrl.entrypoint \\
         data.train_data="['DIR/train.parquet']" environment.env_class=benchmax ...
 
-The env id registered is BENCHMAX_ENV_CLASS (default "benchmax"); BENCHMAX_* settings are handed to the Ray task
-that builds the envs.
+The env ids registered: every class of BENCHMAX_ENV_CLASSES ("cls=url[,url];cls2=url", a mixed-env run, each class
+routed to its own servers), else BENCHMAX_ENV_CLASS (default "benchmax") on BENCHMAX_ENDPOINTS. BENCHMAX_* settings
+are handed to the Ray task that builds the envs.
 """
 
 import os
 import sys
 
-ENV_ID = os.environ.get("BENCHMAX_ENV_CLASS", "benchmax")
-ENTRY_POINT = "benchmax_skyrl.text_env:BenchmaxTextEnv"
+from .routing import env_classes_from, register_env_classes
 
 
 def _settings():
@@ -29,10 +29,12 @@ def main(argv=None) -> None:
     except ImportError as e:  # pragma: no cover - depends on the SkyRL version
         raise SystemExit("benchmax_skyrl: this SkyRL has no skyrl.train entrypoints (%s); update SkyRL" % e)
 
+    classes = env_classes_from()  # fails here, before Ray starts, on a malformed BENCHMAX_ENV_CLASSES
+
     @ray.remote(num_cpus=1)
     def skyrl_entrypoint(cfg, settings):
         os.environ.update(settings)
-        register(id=ENV_ID, entry_point=ENTRY_POINT)
+        register_env_classes(register, classes)
         BasePPOExp(cfg).run()
 
     cfg = SkyRLTrainConfig.from_cli_overrides(list(sys.argv[1:] if argv is None else argv))

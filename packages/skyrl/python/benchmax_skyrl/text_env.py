@@ -1,18 +1,22 @@
-"""BenchmaxTextEnv: a SkyRL text env whose tools and rewards live on a benchmax env server."""
+"""BenchmaxTextEnv: a SkyRL text env that is a thin client of a benchmax env server.
+
+The episode loop (tool-call parsing, running tools, turn limit, reward) lives in the server's episode engine: each
+`step` sends the model's reply to `POST /v1/rollouts/<id>/step` and hands SkyRL what its generator reads.
+"""
 
 import json
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
 from .client import BenchmaxClient, BenchmaxError, BenchmaxInfraError, Rollout
-from .tool_calls import ToolCall, parse_tool_calls
 
 try:  # the real base class when SkyRL is installed
     from skyrl_gym.envs.base_text_env import BaseTextEnv  # type: ignore
 except Exception:  # pragma: no cover - exercised where SkyRL is absent
 
     class BaseTextEnv:  # type: ignore[no-redef]
-        """Stand-in with SkyRL's BaseTextEnv surface (init / step / close / get_metrics), for use without SkyRL."""
+        """Stand-in with SkyRL's BaseTextEnv surface (skyrl-gym skyrl_gym/envs/base_text_env.py L17-90:
+        init / step / close / get_metrics, `turns` and `max_turns`), for use without SkyRL."""
 
         def __init__(self):
             self.turns = 0
@@ -26,6 +30,9 @@ except Exception:  # pragma: no cover - exercised where SkyRL is absent
 
         def close(self):
             pass
+
+        def get_metrics(self):
+            return {}
 
 
 HAS_SKYRL = BaseTextEnv.__module__.startswith("skyrl_gym")
@@ -43,7 +50,7 @@ def _cfg(obj: Any) -> Dict[str, Any]:
         return {}
 
 
-def _text(content: Any) -> str:
+def text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -51,21 +58,39 @@ def _text(content: Any) -> str:
     return "" if content is None else json.dumps(content)
 
 
+def observations_of(results: List[str], role: str) -> List[Dict[str, str]]:
+    """Tool results as the next observation: one user turn of <tool_response> blocks (as Qwen2.5's chat template
+    renders tool results), or one `tool` message per result."""
+    if not results:
+        return []
+    if role == "tool":
+        return [{"role": "tool", "content": t} for t in results]
+    return [{"role": "user", "content": "\n".join("<tool_response>\n%s\n</tool_response>" % t for t in results)}]
+
+
 class BenchmaxTextEnv(BaseTextEnv):
     """SkyRL `BaseTextEnv` over a `benchmax serve` server.
 
-    Built as `BenchmaxTextEnv(env_config, extras)`: `extras` is the dataset row without `prompt` / `env_class`
-    (`extra_info.task_id` names the task; `extra_info.task` may carry it inline) plus `max_turns`.
-    `env_config` (or the environment) gives `endpoints` (BENCHMAX_ENDPOINTS), `token` (BENCHMAX_TOKEN),
-    `retries`, `timeout_s` and `observation_role` ("user": one user turn of <tool_response> blocks, as the Qwen2.5
-    template renders tool results; "tool": one tool message per result).
+    Built by `skyrl_gym.make(env_class, env_config=..., extras=...)` (skyrl_gym_generator.py L333-337): `extras` is
+    the dataset row without `prompt` / `env_class` (skyrl/train/dataset/dataset.py L86-94) plus `max_turns`;
+    `extra_info.task_id` names the task and `extra_info.task` may carry it inline. `env_config` (the
+    `environment.skyrl_gym.<env_class>` config), the registration kwargs, or the environment give `endpoints`
+    (BENCHMAX_ENDPOINTS), `token` (BENCHMAX_TOKEN), `retries`, `timeout_s` and `observation_role`.
 
-    Each `step(action)` runs every Hermes tool call in the action and returns the results as observations; an
-    action without a tool call (or the last allowed turn) ends the episode with the server's reward. Failures of
-    the server are retried, then raised as BenchmaxInfraError — never turned into a reward of 0.
+    `step(action)` sends the reply to the server, which parses every tool call, runs them and answers with the
+    results, or — a reply without a tool call, or the `max_turns`-th reply — ends the episode with the reward.
+    A failure is retried, then raised (BenchmaxInfraError / BenchmaxEnvError), never turned into a reward of 0;
+    on a failure the rollout is released at once, since SkyRL's generator only calls `close()` on success.
     """
 
-    def __init__(self, env_config: Any = None, extras: Any = None, client: Optional[BenchmaxClient] = None):
+    def __init__(
+        self,
+        env_config: Any = None,
+        extras: Any = None,
+        client: Optional[BenchmaxClient] = None,
+        endpoints: Any = None,
+        token: Optional[str] = None,
+    ):
         super().__init__()
         cfg = _cfg(env_config)
         ex = _cfg(extras)
@@ -83,8 +108,8 @@ class BenchmaxTextEnv(BaseTextEnv):
         self.observation_role = str(cfg.get("observation_role") or os.environ.get("BENCHMAX_OBSERVATION_ROLE") or "user")
         self._own_client = client is None
         self.client = client or BenchmaxClient(
-            cfg.get("endpoints"),
-            token=cfg.get("token"),
+            cfg.get("endpoints") or endpoints,
+            token=cfg.get("token") or token,
             retries=int(cfg.get("retries", os.environ.get("BENCHMAX_RETRIES", 3))),
             timeout_s=float(cfg.get("timeout_s", os.environ.get("BENCHMAX_TIMEOUT_S", 120))),
         )
@@ -99,7 +124,11 @@ class BenchmaxTextEnv(BaseTextEnv):
         if self.task_id is None and self.task is None:
             raise BenchmaxError("no task: the row's extra_info needs task_id (benchmax export skyrl writes it)")
         self.messages = [dict(m) for m in prompt]
-        self.rollout = self._guard(lambda: self.client.create_rollout(self.task_id, self.task))
+        try:
+            self.rollout = self._guard(lambda: self.client.create_rollout(self.task_id, self.task, self.max_turns))
+        except BaseException:
+            self.close()  # SkyRL will not call close() after a failed init
+            raise
         return prompt, {"rollout_id": self.rollout.rollout_id, "task_id": self.rollout.task_id}
 
     def attach(self, rollout: Rollout, prompt: List[Dict[str, Any]]) -> None:
@@ -108,23 +137,34 @@ class BenchmaxTextEnv(BaseTextEnv):
         self.messages = [dict(m) for m in prompt]
 
     def step(self, action: str) -> Dict[str, Any]:
+        """BaseTextEnvStepOutput (base_text_env.py L9-14): observations, reward, done, metadata, postprocessed_action."""
         if self.rollout is None:
             raise BenchmaxError("step() before init()")
         if self.done:
             raise BenchmaxError("step() after the episode ended")
         self.turns += 1
-        self.messages.append({"role": "assistant", "content": action})
-        if self.rollout.custom_actions and self.turns < self.max_turns:
-            return self._server_step(action)
-        calls = parse_tool_calls(action)
-        if calls and self.turns < self.max_turns:
+        try:
+            out = self.step_raw(action)
+        except BaseException:
+            # SkyRL calls close() only after a finished episode (skyrl_gym_generator.py L518-521, not in the
+            # `finally` of L605): free the rollout now so it does not wait for the server's idle expiry
+            self.close()
+            raise
+        if out["done"]:
             return {
-                "observations": self._run_tools(calls),
-                "reward": 0.0,
-                "done": False,
-                "metadata": {"turn": self.turns, "tool_calls": len(calls)},
+                "observations": [],
+                "reward": out["reward"],
+                "done": True,
+                "metadata": out["metadata"],
+                "postprocessed_action": None,
             }
-        return self._finish(truncated=bool(calls))
+        return {
+            "observations": observations_of(out["results"], self.observation_role),
+            "reward": 0.0,
+            "done": False,
+            "metadata": {"turn": self.turns, "tool_calls": len(out["results"])},
+            "postprocessed_action": None,
+        }
 
     def get_metrics(self) -> Dict[str, Any]:
         out: Dict[str, Any] = dict(self.counts)
@@ -137,13 +177,70 @@ class BenchmaxTextEnv(BaseTextEnv):
         return out
 
     def close(self) -> None:
-        if self.rollout is not None and not self.done:
-            self.client.release(self.rollout)
-            self.done = True
+        self.release_quietly()
         if self._own_client:
             self.client.close()
 
+    # -- the turn, shared with the cookbook adapter ---------------------------------------------------------
+    def step_raw(self, content: Optional[str], tool_calls: Optional[List[Dict[str, Any]]] = None) -> Dict[str, Any]:
+        """One turn on the server: {done, reward, results (tool result texts), metadata}. `self.turns` is the turn
+        just taken (the caller counts it)."""
+        msg: Dict[str, Any] = {"role": "assistant", "content": content or ""}
+        if tool_calls:
+            msg["tool_calls"] = tool_calls
+        self.messages.append(msg)
+        res = self._guard(lambda: self.client.step(self.rollout, content, tool_calls))
+        obs = res.get("observation") or {}
+        if res.get("done"):
+            return self._finished(res.get("reward"), obs.get("rewards"), obs.get("passed"), obs.get("truncated") or False)
+        results: List[str] = []
+        for item in obs.get("tool_results") or []:
+            results.append(text_of(item.get("result")))
+            if item.get("tool_name") is None and item.get("error"):
+                self.counts["parse_errors"] += 1
+            else:
+                self.counts["tool_calls"] += 1
+            if item.get("error"):
+                self.counts["tool_errors"] += 1
+        self.messages.extend(obs.get("messages") or [])
+        if self.turns >= self.max_turns and self.rollout.max_turns is None:
+            # a server without a turn limit ran this reply's tools: score the conversation here, as SkyRL's
+            # BaseTextEnv ends at max_turns (multiply env: done = turns >= max_turns)
+            out = self._guard(lambda: self.client.reward(self.rollout, self.messages))
+            self.client.release(self.rollout)
+            return self._finished(out.get("reward"), out.get("rewards"), out.get("passed"), True)
+        return {"done": False, "reward": 0.0, "results": results, "metadata": {}}
+
+    def release_quietly(self) -> None:
+        if self.rollout is not None and not self.done:
+            self.done = True
+            try:
+                self.client.release(self.rollout)
+            except Exception:
+                pass  # release is best effort: the server expires idle rollouts anyway
+
     # -- internals ---------------------------------------------------------------------------------------
+    def _finished(self, reward: Any, rewards: Any, passed: Any, truncated: Any) -> Dict[str, Any]:
+        """`truncated`: False, True, or what ended the episode ("max_turns", "max_tokens", "deadline")."""
+        if not isinstance(reward, (int, float)) or isinstance(reward, bool):
+            self.counts["env_errors"] += 1
+            raise BenchmaxError("the env server ended the episode without a numeric reward: %r" % (reward,))
+        self.final = {"reward": float(reward), "rewards": dict(rewards or {}), "passed": passed}
+        self.done = True
+        return {
+            "done": True,
+            "reward": float(reward),
+            "results": [],
+            "metadata": {
+                "rewards": dict(rewards or {}),
+                "passed": passed,
+                "truncated": bool(truncated),
+                "truncated_by": (truncated if isinstance(truncated, str) else "max_turns") if truncated else None,
+                "task_id": self.rollout.task_id,
+                "rollout_id": self.rollout.rollout_id,
+            },
+        }
+
     def _guard(self, fn):
         try:
             return fn()
@@ -153,84 +250,3 @@ class BenchmaxTextEnv(BaseTextEnv):
         except BenchmaxError:
             self.counts["env_errors"] += 1
             raise
-
-    def _run_tools(self, calls) -> List[Dict[str, str]]:
-        results: List[str] = []
-        for c in calls:
-            if isinstance(c, ToolCall):
-                res = self._guard(lambda c=c: self.client.call_tool(self.rollout, c.name, c.arguments))
-                text = _text(res.get("content"))
-                self.counts["tool_calls"] += 1
-                if res.get("isError"):
-                    self.counts["tool_errors"] += 1
-                name = c.name
-            else:
-                self.counts["parse_errors"] += 1
-                self.counts["tool_errors"] += 1
-                text = "Error: " + c.message
-                name = ""
-            results.append(text)
-            self.messages.append({"role": "tool", "tool_call_id": "call_%d_%d" % (self.turns - 1, c.index), "name": name, "content": text})
-        return self._observations(results)
-
-    def _server_step(self, action: str) -> Dict[str, Any]:
-        """The env has its own action syntax: the server parses the reply, runs its calls, or scores it."""
-        self.messages.pop()  # the server keeps this rollout's conversation itself
-        res = self._guard(lambda: self.client.step(self.rollout, action))
-        obs = res.get("observation") or {}
-        if res.get("done"):
-            self.messages.append({"role": "assistant", "content": action})
-            self.final = {"reward": res.get("reward"), "rewards": obs.get("rewards", {}), "passed": obs.get("passed")}
-            self.done = True
-            return {
-                "observations": [],
-                "reward": float(res["reward"]),
-                "done": True,
-                "metadata": {
-                    "rewards": obs.get("rewards", {}),
-                    "passed": obs.get("passed"),
-                    "truncated": False,
-                    "task_id": self.rollout.task_id,
-                    "rollout_id": self.rollout.rollout_id,
-                },
-            }
-        self.messages.append({"role": "assistant", "content": action})
-        results = []
-        for item in obs.get("tool_results") or []:
-            text = _text(item.get("result"))
-            self.counts["tool_calls"] += 1
-            if item.get("error"):
-                self.counts["tool_errors"] += 1
-            results.append(text)
-        self.messages.extend(obs.get("messages") or [])
-        return {
-            "observations": self._observations(results),
-            "reward": 0.0,
-            "done": False,
-            "metadata": {"turn": self.turns, "tool_calls": len(results)},
-        }
-
-    def _observations(self, results: List[str]) -> List[Dict[str, str]]:
-        if self.observation_role == "tool":
-            return [{"role": "tool", "content": t} for t in results]
-        block = "\n".join("<tool_response>\n%s\n</tool_response>" % t for t in results)
-        return [{"role": "user", "content": block}]
-
-    def _finish(self, truncated: bool) -> Dict[str, Any]:
-        out = self._guard(lambda: self.client.reward(self.rollout, self.messages))
-        reward = float(out["reward"])
-        self.final = out
-        self.done = True
-        self.client.release(self.rollout)
-        return {
-            "observations": [],
-            "reward": reward,
-            "done": True,
-            "metadata": {
-                "rewards": out.get("rewards", {}),
-                "passed": out.get("passed"),
-                "truncated": truncated,
-                "task_id": self.rollout.task_id,
-                "rollout_id": self.rollout.rollout_id,
-            },
-        }

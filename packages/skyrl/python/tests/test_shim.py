@@ -1,45 +1,20 @@
-"""The shim against a live `benchmax serve` (BENCHMAX_TEST_ENDPOINT / BENCHMAX_TEST_TOKEN, set by the vitest runner)."""
+"""The SkyRL shim driven by a faithful copy of SkyRL's generator calling sequence (skyrl_loop.py)."""
 
+import asyncio
 import json
 import os
 import threading
+import time
 import unittest
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from benchmax_skyrl import (
-    BenchmaxClient,
-    BenchmaxEnvError,
-    BenchmaxGroupBuilder,
-    BenchmaxInfraError,
-    BenchmaxTextEnv,
-    ToolCall,
-    ToolCallError,
-    parse_tool_calls,
-)
+from benchmax_skyrl import BenchmaxClient, BenchmaxEnvError, BenchmaxInfraError, BenchmaxTextEnv
+from benchmax_skyrl.routing import env_classes_from, register_env_classes
 from benchmax_skyrl.text_env import HAS_SKYRL
 
-ENDPOINT = os.environ.get("BENCHMAX_TEST_ENDPOINT")
-TOKEN = os.environ.get("BENCHMAX_TEST_TOKEN")
-CUSTOM = os.environ.get("BENCHMAX_TEST_CUSTOM_ENDPOINT")
-PROMPT = [{"role": "system", "content": "You add numbers."}, {"role": "user", "content": "What is 10 + 7?"}]
-
-
-def call(name, **args):
-    return '<tool_call>\n{"name": "%s", "arguments": %s}\n</tool_call>' % (name, json.dumps(args))
-
-
-class ParseTest(unittest.TestCase):
-    def test_every_call_and_errors(self):
-        text = "think " + call("add", a=1, b=2) + '\n<tool_call>{"name": "x", "arguments": "{\\"k\\": 1}"}</tool_call>'
-        text += "<tool_call>not json</tool_call><tool_call>{\"name\": \"y\"}"
-        items = parse_tool_calls(text)
-        self.assertEqual(len(items), 4)
-        self.assertEqual((items[0].name, items[0].arguments), ("add", {"a": 1, "b": 2}))
-        self.assertEqual((items[1].name, items[1].arguments), ("x", {"k": 1}))
-        self.assertIsInstance(items[2], ToolCallError)
-        self.assertIn("not valid JSON", items[2].message)
-        self.assertIsInstance(items[3], ToolCall)
-        self.assertEqual(parse_tool_calls("<answer>3</answer>"), [])
+import skyrl_loop
+from live import CUSTOM, ENDPOINT, PROMPT, TOKEN, call, check_fixture, needs_server
 
 
 class FlakyServer:
@@ -76,7 +51,97 @@ class FlakyServer:
         self.httpd.server_close()
 
 
+def row(task_id, env_class="benchmax_calc", task=None, env="calc"):
+    """A row as `benchmax export skyrl` writes it (packages/skyrl/src/export-skyrl.ts skyrlRow)."""
+    return {
+        "data_source": "benchmax/" + env,
+        "prompt": PROMPT,
+        "env_class": env_class,
+        "reward_spec": {"method": "rule", "ground_truth": "17"},
+        "extra_info": {"task_id": task_id, "index": 0, "split": "train", "env": env, "task": json.dumps(task) if task else ""},
+    }
+
+
+def scripted(replies):
+    """A policy answering with the next reply of a script per conversation (keyed by the user prompt)."""
+
+    def policy(chat):
+        n = sum(1 for m in chat if m["role"] == "assistant")
+        return replies[n] if n < len(replies) else replies[-1]
+
+    return policy
+
+
+def metrics(url):
+    req = urllib.request.Request(url + "/metrics", headers={"authorization": "Bearer %s" % TOKEN, "accept": "application/json"})
+    with urllib.request.urlopen(req, timeout=5) as r:
+        return json.loads(r.read())
+
+
+class EngineServer:
+    """A server whose episode engine enforces maxTurns (server-api.md): it echoes maxTurns and ends the
+    max_turns-th reply scored and truncated without running its tools. Records every request path."""
+
+    def __init__(self):
+        outer = self
+        self.paths = []
+        self.bodies = []
+        self.turns = 0
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
+                outer.paths.append(self.path)
+                outer.bodies.append(body)
+                if self.path == "/v1/rollouts":
+                    out, status = {"rolloutId": "r1", "token": "k", "taskId": "t1", "maxTurns": body.get("maxTurns")}, 201
+                elif self.path.endswith("/step"):
+                    outer.turns += 1
+                    if outer.turns >= 2:
+                        out = {"observation": {"rewards": {"x": 0}, "passed": False, "truncated": True}, "reward": 0, "done": True}
+                    else:
+                        res = [{"tool_call_id": "c0", "tool_name": "add", "result": "2"}]
+                        out = {"observation": {"tool_results": res, "messages": [{"role": "tool", "tool_call_id": "c0", "content": "2"}]}, "reward": None, "done": False}
+                    status = 200
+                else:
+                    out, status = {"released": True}, 200
+                data = json.dumps(out).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
 class RetryTest(unittest.TestCase):
+    def test_server_side_turn_limit_is_trusted(self):
+        srv = EngineServer()
+        try:
+            env = BenchmaxTextEnv({"endpoints": srv.url}, {"max_turns": 2, "extra_info": {"task_id": "t1"}})
+            env.init(PROMPT)
+            self.assertEqual(env.rollout.max_turns, 2)
+            self.assertFalse(env.step(call("add", a=1, b=1))["done"])
+            out = env.step(call("add", a=1, b=1))
+            self.assertEqual((out["done"], out["reward"], out["metadata"]["truncated"]), (True, 0.0, True))
+            env.close()
+            # no client-side scoring: the engine ended the episode (and released the rollout)
+            self.assertEqual(srv.paths, ["/v1/rollouts", "/v1/rollouts/r1/step", "/v1/rollouts/r1/step"])
+            check_fixture(self, "server-create.request", srv.bodies[0])
+            check_fixture(self, "server-step.request", srv.bodies[1])
+        finally:
+            srv.close()
+
     def test_transient_503_is_retried(self):
         srv = FlakyServer(failures=2)
         try:
@@ -101,122 +166,137 @@ class RetryTest(unittest.TestCase):
         finally:
             srv.close()
 
+    def test_routing_spec(self):
+        spec = "benchmax_math=http://h:1,http://h:2; benchmax_excel=http://h:3"
+        self.assertEqual(env_classes_from(spec), {"benchmax_math": ["http://h:1", "http://h:2"], "benchmax_excel": ["http://h:3"]})
+        self.assertEqual(env_classes_from(None, {"BENCHMAX_ENV_CLASS": "x", "BENCHMAX_ENDPOINTS": "http://a:1"}), {"x": ["http://a:1"]})
+        for bad in ("benchmax_math", "a=ftp://x", "a=http://x;a=http://y"):
+            with self.assertRaises(ValueError):
+                env_classes_from(bad)
 
-@unittest.skipIf(not ENDPOINT, "BENCHMAX_TEST_ENDPOINT not set (run through vitest)")
-class LiveServerTest(unittest.TestCase):
-    def env(self, **extras):
-        cfg = {"endpoints": ENDPOINT, "token": TOKEN, "retries": 1}
-        ex = {"max_turns": 5, "extra_info": {"task_id": "t2"}}
-        ex.update(extras)
-        return BenchmaxTextEnv(cfg, ex)
+    def test_client_pickles_without_connections(self):
+        import pickle
+
+        c = BenchmaxClient("http://127.0.0.1:1", token="t")
+        c2 = pickle.loads(pickle.dumps(c))
+        self.assertEqual((c2.endpoints, c2.token), (["http://127.0.0.1:1"], "t"))
+        c2.close()
+
+
+@needs_server
+class SkyrlGeneratorTest(unittest.TestCase):
+    def setUp(self):
+        skyrl_loop.REGISTRY.clear()
+        register_env_classes(skyrl_loop.register, {"benchmax_calc": [ENDPOINT]})
+        self.cfg = skyrl_loop.SkyrlGymCfg(max_env_workers=8, benchmax_calc={"token": TOKEN, "retries": 1})
+
+    def run_gen(self, rows, policy, max_turns=5, cfg=None):
+        gen = skyrl_loop.Generator(cfg or self.cfg, max_turns, policy)
+        try:
+            return asyncio.run(gen.generate(rows)), gen
+        finally:
+            gen.close()
 
     def test_base_class(self):
-        # SkyRL's BaseTextEnv when installed, else the stand-in with the same surface
         self.assertTrue(hasattr(BenchmaxTextEnv, "init") and hasattr(BenchmaxTextEnv, "step"))
         self.assertIn(HAS_SKYRL, (True, False))
 
     def test_episode_tools_then_answer(self):
-        env = self.env()
+        policy = scripted(["Let me add. " + call("add", a=10, b=7) + call("add", a=1, b="x"), "<answer>17</answer>"])
+        [out], gen = self.run_gen([row("t2")], policy)
+        self.assertEqual((out["reward"], out["step_rewards"], out["turns"]), (1.0, [0.0, 1.0], 2))
+        obs = out["chat"][3]
+        self.assertEqual(obs["role"], "user")
+        self.assertIn("<tool_response>\n17\n</tool_response>", obs["content"])
+        self.assertIn("invalid arguments", obs["content"])
+        m = out["env_metrics"]
+        self.assertEqual((m["tool_calls"], m["tool_errors"], m["infra_errors"], m["reward/exact_match"]), (2, 1, 0, 1))
+        self.assertTrue(gen.envs[0].done)
+
+    def test_step_output_and_wire_shapes(self):
+        env = skyrl_loop.make("benchmax_calc", env_config={"token": TOKEN}, extras={"max_turns": 3, **skyrl_loop.row_to_input(row("t2"))[2]})
         prompt, meta = env.init(PROMPT)
         self.assertEqual(prompt, PROMPT)
         self.assertEqual(meta["task_id"], "t2")
-        out = env.step("Let me add. " + call("add", a=10, b=7) + call("add", a=1, b="x"))
-        self.assertFalse(out["done"])
-        self.assertEqual(out["reward"], 0.0)
-        self.assertEqual(len(out["observations"]), 1)
-        obs = out["observations"][0]
-        self.assertEqual(obs["role"], "user")
-        self.assertIn("<tool_response>\n17\n</tool_response>", obs["content"])
-        self.assertIn("invalid arguments for add", obs["content"])
+        raw = env.client.step(env.rollout, call("note", text="hi"))
+        check_fixture(self, "server-step-tools.response", raw)
         out = env.step("<answer>17</answer>")
-        self.assertTrue(out["done"])
-        self.assertEqual(out["reward"], 1.0)
-        self.assertEqual(out["metadata"]["rewards"], {"exact_match": 1})
-        m = env.get_metrics()
-        self.assertEqual((m["tool_calls"], m["tool_errors"], m["infra_errors"]), (2, 1, 0))
+        check_fixture(self, "skyrl-step-done.output", out)
+        self.assertEqual(set(out), {"observations", "reward", "done", "metadata", "postprocessed_action"})
         env.close()
+        r = env.client.create_rollout("t2", None, 3)
+        check_fixture(self, "server-create.response", {"rolloutId": r.rollout_id, "token": r.token, "taskId": r.task_id, "customActions": r.custom_actions})
+        done = env.client.step(r, "<answer>17</answer>")
+        check_fixture(self, "server-step-done.response", done)
+        env.client.close()
 
     def test_inline_task_and_tool_role(self):
+        cfg = skyrl_loop.SkyrlGymCfg(benchmax_calc={"token": TOKEN, "observation_role": "tool"})
         task = {"id": "inline-1", "prompt": "What is 4 + 4?", "groundTruth": "8"}
-        env = BenchmaxTextEnv(
-            {"endpoints": ENDPOINT, "token": TOKEN, "observation_role": "tool"},
-            {"extra_info": {"task_id": "inline-1", "task": json.dumps(task)}},
-        )
-        env.init(PROMPT)
-        out = env.step(call("add", a=4, b=4))
-        self.assertEqual(out["observations"], [{"role": "tool", "content": "8"}])
-        self.assertEqual(env.step("<answer>8</answer>")["reward"], 1.0)
+        [out], _ = self.run_gen([row("inline-1", task=task)], scripted([call("add", a=4, b=4), "<answer>8</answer>"]), cfg=cfg)
+        self.assertEqual(out["chat"][3], {"role": "tool", "content": "8"})
+        self.assertEqual(out["reward"], 1.0)
 
-    def test_max_turns_ends_with_reward(self):
-        env = self.env(max_turns=2)
-        env.init(PROMPT)
-        self.assertFalse(env.step(call("add", a=1, b=1))["done"])
-        out = env.step(call("add", a=1, b=1))
-        self.assertTrue(out["done"])
-        self.assertTrue(out["metadata"]["truncated"])
-        self.assertEqual(out["reward"], 0.0)
+    def test_max_turns_ends_scored_and_truncated(self):
+        [out], gen = self.run_gen([row("t2")], scripted([call("add", a=1, b=1)]), max_turns=2)
+        self.assertEqual((out["turns"], out["reward"]), (2, 0.0))
+        self.assertEqual(out["env_metrics"]["reward/exact_match"], 0)
 
     def test_malformed_call_is_an_observation(self):
-        env = self.env()
-        env.init(PROMPT)
-        out = env.step("<tool_call>{oops</tool_call>")
-        self.assertIn("not valid JSON", out["observations"][0]["content"])
-        self.assertEqual(env.get_metrics()["parse_errors"], 1)
-        env.close()
+        [out], _ = self.run_gen([row("t2")], scripted(["<tool_call>{oops</tool_call>", "<answer>17</answer>"]))
+        self.assertIn("Error", out["chat"][3]["content"])
+        self.assertEqual(out["env_metrics"]["parse_errors"], 1)
+
+    def test_many_concurrent_episodes(self):
+        before = metrics(ENDPOINT)["activeRollouts"]
+        rows = [row(t) for t in ("t1", "t2", "t3") for _ in range(8)]
+        outs, _ = self.run_gen(rows, scripted([call("note", text="x"), "<answer>17</answer>"]))
+        self.assertEqual(len(outs), 24)
+        self.assertEqual(sorted(o["reward"] for o in outs), [0.0] * 16 + [1.0] * 8)
+        self.assertEqual(metrics(ENDPOINT)["activeRollouts"], before)
 
     def test_unreachable_server_raises_not_zero(self):
-        env = BenchmaxTextEnv({"endpoints": "http://127.0.0.1:1", "retries": 2}, {"extra_info": {"task_id": "t1"}})
-        env.client.backoff_s = 0.01
+        cfg = skyrl_loop.SkyrlGymCfg(benchmax_calc={"endpoints": "http://127.0.0.1:1", "retries": 0})
         with self.assertRaises(BenchmaxInfraError) as ctx:
-            env.init(PROMPT)
-        self.assertIn("after 3 attempt(s)", str(ctx.exception))
-        self.assertEqual(env.get_metrics()["infra_errors"], 1)
-        self.assertEqual(env.get_metrics()["retries"], 2)
+            self.run_gen([row("t1")], scripted(["<answer>5</answer>"]), cfg=cfg)
+        self.assertIn("after 1 attempt(s)", str(ctx.exception))
 
-    def test_wrong_token_and_unknown_task(self):
-        if TOKEN:
-            env = BenchmaxTextEnv({"endpoints": ENDPOINT, "token": "wrong"}, {"extra_info": {"task_id": "t1"}})
-            with self.assertRaises(BenchmaxInfraError):
-                env.init(PROMPT)
-        env = self.env(extra_info={"task_id": "no-such-task"})
+    def test_unknown_task_is_env_error(self):
         with self.assertRaises(BenchmaxEnvError) as ctx:
-            env.init(PROMPT)
+            self.run_gen([row("no-such-task")], scripted(["<answer>5</answer>"]))
         self.assertIn("unknown task id", str(ctx.exception))
 
-    def test_lost_rollout_is_infra_error(self):
-        env = self.env()
-        env.init(PROMPT)
-        env.client.release(env.rollout)  # as if the server restarted
-        with self.assertRaises(BenchmaxInfraError) as ctx:
-            env.step(call("add", a=1, b=2))
-        self.assertIn("lost rollout", str(ctx.exception))
-        self.assertEqual(env.get_metrics()["infra_errors"], 1)
+    def test_failed_step_fails_loudly_and_releases_the_rollout(self):
+        # a step that times out on the client (the tool sleeps past timeout_s): SkyRL's generator never calls
+        # close() then, so the shim itself releases the rollout before raising
+        before = metrics(ENDPOINT)["activeRollouts"]
+        cfg = skyrl_loop.SkyrlGymCfg(benchmax_calc={"token": TOKEN, "retries": 0, "timeout_s": 0.2})
+        with self.assertRaises(BenchmaxInfraError):
+            self.run_gen([row("t2")], scripted([call("sleep", ms=600)]), cfg=cfg)
+        deadline = time.monotonic() + 10
+        while metrics(ENDPOINT)["activeRollouts"] != before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(metrics(ENDPOINT)["activeRollouts"], before)
 
     @unittest.skipIf(not CUSTOM, "BENCHMAX_TEST_CUSTOM_ENDPOINT not set")
-    def test_env_specific_actions_go_to_the_server(self):
-        env = BenchmaxTextEnv({"endpoints": CUSTOM, "token": TOKEN}, {"max_turns": 5, "extra_info": {"task_id": "t2"}})
-        env.init(PROMPT)
-        self.assertTrue(env.rollout.custom_actions)
-        out = env.step("I will add. <add>10 7</add>")
-        self.assertEqual(out["observations"], [{"role": "user", "content": "<tool_response>\n17\n</tool_response>"}])
-        self.assertEqual(env.messages[-1]["role"], "tool")
-        out = env.step("<answer>17</answer>")
-        self.assertEqual((out["done"], out["reward"]), (True, 1.0))
-        self.assertEqual(env.get_metrics()["tool_calls"], 1)
+    def test_mixed_env_classes_route_to_their_own_servers(self):
+        skyrl_loop.REGISTRY.clear()
+        classes = env_classes_from("benchmax_calc=%s;benchmax_calc_custom=%s" % (ENDPOINT, CUSTOM))
+        register_env_classes(skyrl_loop.register, classes)
+        cfg = skyrl_loop.SkyrlGymCfg(benchmax_calc={"token": TOKEN}, benchmax_calc_custom={"token": TOKEN})
+        a0, b0 = metrics(ENDPOINT)["rolloutsCreated"], metrics(CUSTOM)["rolloutsCreated"]
+        rows = [row("t2"), row("t2", "benchmax_calc_custom"), row("t2"), row("t2", "benchmax_calc_custom"), row("t2", "benchmax_calc_custom")]
 
-    def test_group_builder_forks_and_scores_together(self):
-        client = BenchmaxClient(ENDPOINT, token=TOKEN)
-        builder = BenchmaxGroupBuilder(client, PROMPT, task_id="t2", group_size=3, env_name="calc")
-        envs = builder.make_envs()
-        self.assertEqual(len({e.rollout.rollout_id for e in envs}), 3)
-        envs[0].step(call("note", text="only-first"))
-        self.assertEqual(envs[1].step(call("note", text="b"))["observations"][0]["content"], "<tool_response>\nb\n</tool_response>")
-        for i, e in enumerate(envs):
-            e.step("<answer>%s</answer>" % ("17" if i != 1 else "0"))
-        rewards = builder.compute_group_rewards(envs)
-        self.assertEqual([r for r, _ in rewards], [1.0, 0.0, 1.0])
-        self.assertEqual([m["rank"] for _, m in rewards], [0, 1, 2])
-        self.assertEqual(builder.logging_tags(), ["calc"])
+        def policy(chat):
+            # the custom-action env understands <add>a b</add>; the other one only tool calls
+            n = sum(1 for m in chat if m["role"] == "assistant")
+            return ("I will add. <add>10 7</add> " + call("add", a=10, b=7)) if n == 0 else "<answer>17</answer>"
+
+        outs, gen = self.run_gen(rows, policy, cfg=cfg)
+        self.assertEqual([o["reward"] for o in outs], [1.0] * 5)
+        self.assertEqual(metrics(ENDPOINT)["rolloutsCreated"] - a0, 2)
+        self.assertEqual(metrics(CUSTOM)["rolloutsCreated"] - b0, 3)
+        self.assertEqual({e.client.endpoints[0] for e in gen.envs}, {ENDPOINT, CUSTOM})
 
 
 if __name__ == "__main__":

@@ -1,0 +1,113 @@
+/**
+ * Compares (with their recalculation) on worker threads, so one rollout's big recalculation does not stall the
+ * event loop the other rollouts run on, nor the compares queued behind it: jobs wait in one queue and go to the
+ * next free worker. Used when the built worker (dist/compare-worker.js) exists; from sources (tests) the compare
+ * runs inline. `BENCHMAX_EXCEL_WORKERS=0` turns the pool off, `=N` sets its size (default 4–8).
+ */
+import { existsSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import { type CompareOptions, type CompareResult, compareWorkbooks } from "./compare.js";
+
+interface Job {
+  msg: { gold: Uint8Array; output?: Uint8Array; answerPosition: unknown; options: CompareOptions };
+  resolve(r: CompareResult): void;
+  reject(e: unknown): void;
+}
+
+interface Slot {
+  worker: Worker;
+  job?: Job;
+}
+
+export class ComparePool {
+  private readonly slots: Slot[] = [];
+  private readonly queue: Job[] = [];
+
+  constructor(
+    private readonly script: URL,
+    private readonly size: number,
+  ) {}
+
+  private spawn(): Slot {
+    // a workbook too big for the heap fails its own job (ERR_WORKER_OUT_OF_MEMORY), not the process
+    const worker = new Worker(fileURLToPath(this.script), { resourceLimits: { maxOldGenerationSizeMb: 3072 } });
+    worker.unref();
+    const slot: Slot = { worker };
+    worker.on("message", (m: { result?: CompareResult; error?: string }) => {
+      const job = slot.job;
+      slot.job = undefined;
+      worker.unref();
+      if (job) {
+        if (m.error !== undefined) job.reject(new Error(`compare worker: ${m.error}`));
+        else job.resolve(m.result!);
+      }
+      this.pump();
+    });
+    worker.on("error", (e) => {
+      slot.job?.reject(new Error(`the compare worker failed on this case: ${e.message}`));
+      slot.job = undefined;
+      this.slots.splice(this.slots.indexOf(slot), 1);
+      this.pump();
+    });
+    this.slots.push(slot);
+    return slot;
+  }
+
+  private pump(): void {
+    while (this.queue.length) {
+      let slot = this.slots.find((s) => !s.job);
+      if (!slot && this.slots.length < this.size) slot = this.spawn();
+      if (!slot) return;
+      const job = this.queue.shift()!;
+      slot.job = job;
+      slot.worker.ref();
+      slot.worker.postMessage({ id: 0, ...job.msg });
+    }
+  }
+
+  compare(
+    gold: Buffer,
+    output: Buffer | undefined,
+    answerPosition: unknown,
+    options: CompareOptions,
+  ): Promise<CompareResult> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({
+        msg: { gold: new Uint8Array(gold), output: output && new Uint8Array(output), answerPosition, options },
+        resolve,
+        reject,
+      });
+      this.pump();
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+    this.slots.length = 0;
+  }
+}
+
+let pool: ComparePool | null | undefined;
+
+function sharedPool(): ComparePool | null {
+  if (pool !== undefined) return pool;
+  const script = new URL("./compare-worker.js", import.meta.url);
+  const off = process.env.BENCHMAX_EXCEL_WORKERS === "0";
+  const n = Number(process.env.BENCHMAX_EXCEL_WORKERS) || Math.max(4, Math.min(8, availableParallelism()));
+  pool = !off && script.protocol === "file:" && existsSync(fileURLToPath(script)) ? new ComparePool(script, n) : null;
+  return pool;
+}
+
+/** `compareWorkbooks` on a worker thread when the pool is available, else inline. */
+export function compareAsync(
+  gold: Buffer,
+  output: Buffer | undefined,
+  answerPosition: unknown,
+  options: CompareOptions = {},
+): Promise<CompareResult> {
+  const p = sharedPool();
+  if (!p) return Promise.resolve(compareWorkbooks(gold, output, answerPosition, options));
+  return p.compare(gold, output, answerPosition, options);
+}

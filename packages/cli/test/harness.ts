@@ -1,0 +1,87 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const root = resolve(here, "../../..");
+export const cliSrc = resolve(here, "../src/cli.ts");
+const tsxEsm = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm")).href;
+
+/**
+ * The CLI runs from its TypeScript sources (workspace packages through their "@benchmax/source" condition), so the
+ * tests exercise what is in src/, never a stale dist/.
+ */
+export const cliArgv = (args: string[]) => ["--conditions=@benchmax/source", "--import", tsxEsm, cliSrc, ...args];
+
+export function cli(args: string[], options: { env?: Record<string, string>; cwd?: string; input?: string } = {}) {
+  const r = spawnSync(process.execPath, cliArgv(args), {
+    cwd: options.cwd ?? root,
+    encoding: "utf8",
+    env: { ...process.env, ...options.env },
+    input: options.input,
+    timeout: 120_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+export function spawnCli(args: string[], options: { env?: Record<string, string>; cwd?: string } = {}): ChildProcess {
+  return spawn(process.execPath, cliArgv(args), {
+    cwd: options.cwd ?? root,
+    env: { ...process.env, ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+export const tmp = () => mkdtempSync(join(tmpdir(), "bmx-cli-"));
+export const lines = (p: string) => readFileSync(p, "utf8").trim().split("\n").filter(Boolean);
+
+/** An OpenAI-compatible endpoint on 127.0.0.1 that answers every chat completion with `reply`. */
+export async function fakeOpenAI(reply: string): Promise<{ url: string; server: Server; calls: () => number }> {
+  let calls = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      if (req.method === "GET") {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ object: "list", data: [{ id: "fake", object: "model" }] }));
+        return;
+      }
+      calls++;
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          id: `chatcmpl-${calls}`,
+          object: "chat.completion",
+          created: 0,
+          model: "fake",
+          choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: reply } }],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        }),
+      );
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const port = (server.address() as { port: number }).port;
+  return { url: `http://127.0.0.1:${port}/v1`, server, calls: () => calls };
+}
+
+/** Run the CLI without blocking this process (for tests that serve an endpoint from it). */
+export function cliAsync(
+  args: string[],
+  options: { env?: Record<string, string>; cwd?: string } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawnCli(args, options);
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.on("data", (d) => {
+    stdout += d;
+  });
+  child.stderr!.on("data", (d) => {
+    stderr += d;
+  });
+  return new Promise((res) => child.on("close", (code) => res({ code, stdout, stderr })));
+}

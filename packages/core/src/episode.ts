@@ -1,0 +1,644 @@
+import type { Env } from "./env.js";
+import { EnvError, errorMessage, InfraError, isInfraError, UsageError } from "./errors.js";
+import { buildInitialMessages } from "./initial-messages.js";
+import type { PolicyInput, PolicyReply, ToolFormat } from "./policy.js";
+import { assertFiniteRewards, combineRewards } from "./reward.js";
+import type { Outcome, RolloutResult } from "./rollout-result.js";
+import { DEFAULT_TIMEOUTS, isLimit, startLimit, stopLimit, withTimeout } from "./timeout.js";
+import { extractToolCalls, type ParsedToolCall, type ToolCallItem } from "./tool-calls.js";
+import type {
+  AssistantMessage,
+  Message,
+  RewardComponents,
+  Task,
+  ToolCallRequest,
+  ToolMessage,
+  ToolResult,
+  Usage,
+} from "./types.js";
+
+export type TruncatedBy = NonNullable<RolloutResult["truncatedBy"]>;
+
+export interface EpisodeOptions {
+  rolloutId?: string;
+  groupId?: string;
+  sample?: number;
+  attempt?: number;
+  /** Maximum assistant turns (replies). Default 10. */
+  maxTurns?: number;
+  /** Maximum completion tokens over the whole episode (needs replies that report usage). */
+  maxTokens?: number;
+  /** Wall-clock budget for the episode (ms), from `start`; it covers tool calls too. */
+  deadlineMs?: number;
+  /** How tools reach the model. Default "hermes". */
+  toolFormat?: ToolFormat;
+  /** Hard limit on one `env.runTool` call (ms); past it the env is broken → env_error. Default 120 s. */
+  toolTimeoutMs?: number;
+  /** Limit on `env.init` (ms); past it → env_error. Default 120 s. */
+  initTimeoutMs?: number;
+  /** Limit on `env.computeReward` (ms); past it → env_error. Default 600 s. */
+  rewardTimeoutMs?: number;
+  /** Limit on `env.release` (ms); past it the failure is recorded in `metadata.releaseError`. Default 30 s. */
+  releaseTimeoutMs?: number;
+  /** The env state already exists (created by `fork`): `start` does not call `env.init`. */
+  initialized?: boolean;
+  /** Release the env state on `close` (default true). */
+  release?: boolean;
+  /** Keep the conversation in `result()` (default true). */
+  keepMessages?: boolean;
+  /**
+   * A reply with tool calls on the last allowed turn: "run" its calls, then end truncated (the runner's way,
+   * default), or "skip" them and end truncated at once (SkyRL's `turns >= max_turns → done`).
+   */
+  lastTurnTools?: "run" | "skip";
+}
+
+/** The model's reply as a step takes it: an assistant message, a policy reply (with usage), or plain text. */
+export type StepInput = AssistantMessage | PolicyReply | string;
+
+/** One tool call a step ran (or refused: a malformed call is an error result the model sees). */
+export interface ToolOutcome {
+  /** The `tool_call_id` the observation answers. */
+  id: string;
+  name?: string;
+  result: ToolResult;
+}
+
+/** How an episode ended. Error outcomes carry `error` and never a reward. */
+export interface EpisodeEnd {
+  outcome: Outcome;
+  truncatedBy?: TruncatedBy;
+  reward?: number;
+  rewards?: RewardComponents;
+  error?: string;
+}
+
+export interface StepResult extends Partial<EpisodeEnd> {
+  /** The tool messages this step appended to the conversation, in call order. */
+  observations: ToolMessage[];
+  /** The same calls with their full results (metadata included). */
+  tools: ToolOutcome[];
+  /** The episode ended with this step; `outcome` (and `reward` when scored) are set. */
+  done: boolean;
+}
+
+/** A tool call raced past the episode's deadline. */
+class DeadlineExceeded extends Error {}
+
+let counter = 0;
+
+function addUsage(a: Usage | undefined, b: Usage | undefined): Usage | undefined {
+  if (!b) return a;
+  if (!a) return { ...b };
+  return {
+    prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+    completion_tokens: a.completion_tokens + b.completion_tokens,
+    total_tokens: a.total_tokens + b.total_tokens,
+  };
+}
+
+function toReply(input: StepInput): PolicyReply {
+  if (typeof input === "string") return { message: { role: "assistant", content: input } };
+  if (input && typeof input === "object") {
+    if ("message" in input && input.message && input.message.role === "assistant") return input;
+    if ("role" in input && input.role === "assistant") return { message: input };
+  }
+  throw new UsageError(
+    "a step takes the model's reply: an assistant message, {message, usage?, finishReason?}, or its text",
+  );
+}
+
+function errorText(e: unknown): string {
+  return `${e instanceof Error ? e.name : "Error"}: ${errorMessage(e)}`;
+}
+
+/**
+ * One episode as a state machine: the conversation, turn counting, tool-call parsing (`env.parseActions`, then
+ * native `tool_calls` or Hermes `<tool_call>` text), limits (turns, tokens, a deadline that covers tool calls),
+ * the outcome and the reward. A transport feeds it the model's replies with `step`; the runner's policy loop
+ * (`runRollout`) is one such driver.
+ *
+ * Lifecycle: `await Episode.start(env, task, options)` → `step(reply)` until `done` → `finish()` (scores; `step`
+ * already did when it ended the episode) → `close()` (releases the env state; always call it, it is idempotent
+ * and never throws) → `result()`. Env failures never throw out of `start`, `step` or `finish`: they end the episode
+ * with outcome env_error (or infra_error for an InfraError) and no reward. Misuse (a step after the end, two steps
+ * at once) throws UsageError.
+ */
+export class Episode<T extends Task = Task> {
+  /** The conversation so far (live: steps append to it). */
+  messages: Message[] = [];
+  private readonly r: RolloutResult;
+  private readonly started = performance.now();
+  private readonly deadline: number | undefined;
+  private readonly toolTimeoutMs: number;
+  private usageSum: Usage | undefined;
+  private initialised: boolean;
+  private initAttempted: boolean;
+  private ended = false;
+  private stepping = false;
+  private finishing: Promise<EpisodeEnd> | undefined;
+  private closing: Promise<void> | undefined;
+
+  private constructor(
+    readonly env: Env<T>,
+    readonly task: T,
+    private readonly options: EpisodeOptions,
+  ) {
+    this.toolTimeoutMs = options.toolTimeoutMs ?? DEFAULT_TIMEOUTS.toolMs;
+    this.deadline = options.deadlineMs ? this.started + options.deadlineMs : undefined;
+    this.initialised = options.initialized ?? false;
+    this.initAttempted = this.initialised;
+    this.r = {
+      taskId: task.id,
+      rolloutId: options.rolloutId ?? `${task.id}#${counter++}`,
+      groupId: options.groupId ?? task.id,
+      sample: options.sample ?? 0,
+      attempt: options.attempt ?? 0,
+      outcome: "completed",
+      turns: 0,
+      toolCalls: 0,
+      toolErrors: 0,
+      durationMs: 0,
+      messages: [],
+    };
+  }
+
+  /**
+   * Create the env state (unless `initialized`) and the initial conversation. Never throws for env failures:
+   * an init that throws or passes `initTimeoutMs` gives an episode that is already `done` with env_error.
+   * A zero turn budget or a passed deadline gives one already done as truncated (call `finish` to score it).
+   */
+  static start<T extends Task>(env: Env<T>, task: T, options: EpisodeOptions = {}): Promise<Episode<T>> {
+    return new Episode(env, task, options).begin();
+  }
+
+  // no async frame: with 100k episodes starting at once, every frame held across an await is promoted garbage
+  private begin(): Promise<this> {
+    if (this.initialised) {
+      this.afterInit();
+      return Promise.resolve(this);
+    }
+    this.initAttempted = true;
+    const ms = this.options.initTimeoutMs ?? DEFAULT_TIMEOUTS.initMs;
+    let init: Promise<void>;
+    try {
+      // Promise.resolve: a (non-conforming) env that returns no promise still works
+      init = Promise.resolve(this.env.init(this.rolloutId, this.task));
+    } catch (e) {
+      this.failWith(e);
+      return Promise.resolve(this);
+    }
+    // the init limit is armed here rather than through withTimeout: one promise less per episode
+    return new Promise<this>((resolve) => {
+      let settled = false;
+      const settle = (e?: unknown, failed = false) => {
+        if (settled) return;
+        settled = true;
+        if (limit) stopLimit(limit);
+        if (failed) this.failWith(e);
+        else {
+          this.initialised = true;
+          this.afterInit();
+        }
+        resolve(this);
+      };
+      const limit = isLimit(ms)
+        ? startLimit(ms, () => settle(new EnvError(`${this.env.name}.init did not return within ${ms} ms`), true))
+        : undefined;
+      init.then(
+        () => settle(),
+        (e: unknown) => settle(e, true),
+      );
+    });
+  }
+
+  private afterInit(): void {
+    try {
+      this.messages = buildInitialMessages(this.env, this.task, this.toolFormat);
+      this.checkLimits();
+    } catch (e) {
+      this.failWith(e);
+    }
+  }
+
+  // read from the result and the options, not copied: 100,000 episodes alive at once is the design point
+  get rolloutId(): string {
+    return this.r.rolloutId;
+  }
+  get toolFormat(): ToolFormat {
+    return this.options.toolFormat ?? "hermes";
+  }
+  /** Maximum assistant turns (default 10). */
+  get maxTurns(): number {
+    return this.options.maxTurns ?? 10;
+  }
+
+  /** No more steps: the episode ended (scored or not yet). */
+  get done(): boolean {
+    return this.ended;
+  }
+  /** Set once the episode is done. */
+  get outcome(): Outcome | undefined {
+    return this.ended ? this.r.outcome : undefined;
+  }
+  get truncatedBy(): TruncatedBy | undefined {
+    return this.r.truncatedBy;
+  }
+  get reward(): number | undefined {
+    return this.r.reward;
+  }
+  get rewards(): RewardComponents | undefined {
+    return this.r.rewards;
+  }
+  get error(): string | undefined {
+    return this.r.error;
+  }
+  /** Assistant turns taken so far. */
+  get turns(): number {
+    return this.r.turns;
+  }
+  get toolCalls(): number {
+    return this.r.toolCalls;
+  }
+  get toolErrors(): number {
+    return this.r.toolErrors;
+  }
+  get usage(): Usage | undefined {
+    return this.usageSum;
+  }
+  /** Time left before the deadline (ms); undefined without one. */
+  remainingMs(): number | undefined {
+    return this.deadline === undefined ? undefined : this.deadline - performance.now();
+  }
+
+  /** What a policy needs to produce the next reply. */
+  policyInput(signal?: AbortSignal): PolicyInput {
+    return {
+      messages: this.messages,
+      tools: this.env.listTools(),
+      task: this.task,
+      rolloutId: this.rolloutId,
+      toolFormat: this.toolFormat,
+      turn: this.r.turns,
+      signal,
+    };
+  }
+
+  /**
+   * Take the model's reply: append it, run each of its tool calls in order (malformed ones become error
+   * observations), then check the limits. A reply without a tool call, or a limit, ends the episode and scores it;
+   * the result then carries `done`, `outcome` and (when scored) `reward`/`rewards`.
+   */
+  step(input: StepInput): Promise<StepResult> {
+    if (this.ended) {
+      return Promise.reject(new UsageError(`episode ${this.rolloutId} is done (${this.r.outcome}); start a new one`));
+    }
+    if (this.stepping) {
+      return Promise.reject(new UsageError(`episode ${this.rolloutId}: a step is already in progress`));
+    }
+    let reply: PolicyReply;
+    try {
+      reply = toReply(input);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    this.stepping = true;
+    return this.advance(reply);
+  }
+
+  /** The body of a step: the same pieces `runRollout` drives directly (`actions`, `takeReply`, `runCall`, `endTurn`). */
+  private async advance(reply: PolicyReply): Promise<StepResult> {
+    const observations: ToolMessage[] = [];
+    const tools: ToolOutcome[] = [];
+    let goesOn = false;
+    try {
+      const actions = this.actions(reply);
+      const turn = this.takeReply(reply, actions instanceof Promise ? await actions : actions);
+      if (turn) {
+        const items = turn.items;
+        let i = 0;
+        for (; i < items.length; i++) {
+          const ran = this.runCall(items[i]!, observations, tools);
+          if (ran !== true && !(await ran)) break;
+        }
+        goesOn = i === items.length && this.endTurn(turn.overTokens);
+      }
+    } catch (e) {
+      this.failWith(e);
+      goesOn = false;
+    } finally {
+      this.stepping = false;
+    }
+    if (goesOn) return { observations, tools, done: false };
+    return { observations, tools, done: true, ...(await this.finish()) };
+  }
+
+  /**
+   * A driver's piece of a step: the env's own action parsing of a reply (`env.parseActions`), before the reply is
+   * taken. A value, a promise, or undefined when the env has none.
+   */
+  actions(reply: PolicyReply): ToolCallItem[] | undefined | Promise<ToolCallItem[] | undefined> {
+    return this.env.parseActions?.(reply.message, this.r.turns);
+  }
+
+  /**
+   * A driver's piece of a step: append the reply, count the turn and its usage, find its tool calls (`actions`
+   * from `actions()`, else native or Hermes calls). Returns the calls to run, or undefined when the episode ended
+   * (no call: completed, or truncated by max_tokens; lastTurnTools "skip" on the last turn: truncated).
+   */
+  takeReply(
+    reply: PolicyReply,
+    actions: ToolCallItem[] | undefined,
+  ): { items: ToolCallItem[]; overTokens: boolean } | undefined {
+    const message = reply.message;
+    const r = this.r;
+    const turn = r.turns;
+    this.messages.push(message);
+    r.turns++;
+    this.usageSum = addUsage(this.usageSum, reply.usage);
+    const items = actions?.length ? actions : extractToolCalls(message, this.toolFormat, turn);
+    const maxTokens = this.options.maxTokens;
+    const overTokens = maxTokens !== undefined && (this.usageSum?.completion_tokens ?? 0) >= maxTokens;
+    if (items.length === 0) {
+      if (reply.finishReason === "length" || overTokens) this.truncate("max_tokens");
+      this.ended = true;
+      return undefined;
+    }
+    if (this.options.lastTurnTools === "skip" && r.turns >= this.maxTurns) {
+      this.truncate("max_turns");
+      return undefined;
+    }
+    return { items, overTokens };
+  }
+
+  /**
+   * A driver's piece of a step: run one call of the reply (a malformed one becomes an error observation) and append
+   * its observation. False when the deadline ran out during the call (the episode ended truncated). Env failures
+   * are thrown (the driver fails the episode with them).
+   */
+  runCall(item: ToolCallItem, observations?: ToolMessage[], tools?: ToolOutcome[]): true | Promise<boolean> {
+    if ("error" in item) {
+      const { id, name, message } = item.error;
+      this.observe(id, name, { content: `Error: ${message}`, isError: true }, observations, tools);
+      return true;
+    }
+    const call = item.call;
+    const { id, name } = call;
+    const out = (): boolean => {
+      const res = { content: `Error: the episode's time limit ran out before tool "${name}" returned`, isError: true };
+      this.observe(id, name, res, observations, tools);
+      this.truncate("deadline");
+      return false;
+    };
+    const toolMs = this.toolTimeoutMs;
+    let ms = toolMs;
+    let byDeadline = false;
+    if (this.deadline !== undefined) {
+      const left = this.deadline - performance.now();
+      if (left <= 0) return Promise.resolve(out());
+      if (!isLimit(toolMs) || left < toolMs) {
+        ms = left;
+        byDeadline = true;
+      }
+    }
+    this.r.toolCalls++;
+    const p = Promise.resolve(this.env.runTool(this.rolloutId, { id, name, arguments: call.arguments }));
+    // the limit is armed here rather than through withTimeout: one promise less per tool call
+    return new Promise<boolean>((resolve, reject) => {
+      let settled = false;
+      const limit = isLimit(ms)
+        ? startLimit(ms, () => {
+            if (settled) return;
+            settled = true;
+            if (byDeadline) resolve(out());
+            else reject(new EnvError(`tool "${name}" did not return within ${toolMs} ms`));
+          })
+        : undefined;
+      p.then(
+        (res) => {
+          if (settled) return;
+          settled = true;
+          if (limit) stopLimit(limit);
+          this.observe(id, name, res, observations, tools);
+          resolve(true);
+        },
+        (e: unknown) => {
+          if (settled) return;
+          settled = true;
+          if (limit) stopLimit(limit);
+          reject(e);
+        },
+      );
+    });
+  }
+
+  /** A driver's piece of a step, after its calls: the token, turn and deadline limits. True while it goes on. */
+  endTurn(overTokens: boolean): boolean {
+    if (overTokens) {
+      this.truncate("max_tokens");
+      return false;
+    }
+    return !this.checkLimits();
+  }
+
+  private observe(
+    id: string,
+    name: string | undefined,
+    res: ToolResult,
+    observations: ToolMessage[] | undefined,
+    tools: ToolOutcome[] | undefined,
+  ): void {
+    if (res.isError) this.r.toolErrors++;
+    const tm: ToolMessage = { role: "tool", tool_call_id: id, content: res.content };
+    if (name) tm.name = name;
+    this.messages.push(tm);
+    observations?.push(tm);
+    tools?.push({ id, name, result: res });
+  }
+
+  /** `env.runTool` under the tool time limit and the episode's deadline, whichever comes first. */
+  private runTool(call: ParsedToolCall): Promise<ToolResult> {
+    const toolMs = this.toolTimeoutMs;
+    let left: number | undefined;
+    if (this.deadline !== undefined) {
+      left = this.deadline - performance.now();
+      if (left <= 0) return Promise.reject(new DeadlineExceeded());
+    }
+    this.r.toolCalls++;
+    const p = this.env.runTool(this.rolloutId, { id: call.id, name: call.name, arguments: call.arguments });
+    if (left !== undefined && (!isLimit(toolMs) || left < toolMs)) {
+      return withTimeout(p, left, () => new DeadlineExceeded());
+    }
+    return withTimeout(p, toolMs, () => new EnvError(`tool "${call.name}" did not return within ${toolMs} ms`));
+  }
+
+  /**
+   * Run one tool call outside a reply (an OpenEnv `call_tool` action, an MCP `tools/call`): counted, timed and
+   * deadline-bound like a reply's calls, but no turn and no message is added. An env failure ends the episode
+   * (env_error) and is thrown; a passed deadline ends it truncated and returns an error result.
+   */
+  async callTool(call: ToolCallRequest): Promise<ToolResult> {
+    if (this.ended) {
+      throw new UsageError(`episode ${this.rolloutId} is done (${this.r.outcome}); start a new one`);
+    }
+    const id = call.id ?? `call_${this.r.turns}_${this.r.toolCalls}`;
+    try {
+      const res = await this.runTool({ id, name: call.name, arguments: call.arguments ?? {} });
+      if (res.isError) this.r.toolErrors++;
+      return res;
+    } catch (e) {
+      if (e instanceof DeadlineExceeded) {
+        this.truncate("deadline");
+        return {
+          content: `Error: the episode's time limit ran out before tool "${call.name}" returned`,
+          isError: true,
+        };
+      }
+      this.failWith(e);
+      throw e;
+    }
+  }
+
+  /** Before the next turn: end the episode when a limit is reached. True when it ended. */
+  private checkLimits(): boolean {
+    if (this.r.turns >= this.maxTurns) this.truncate("max_turns");
+    else if (this.deadline !== undefined && this.deadline - performance.now() <= 0) this.truncate("deadline");
+    return this.ended;
+  }
+
+  /** End the episode as truncated (e.g. the policy ran past the deadline). No-op once it ended. */
+  truncate(by: TruncatedBy): void {
+    if (this.ended) return;
+    this.r.outcome = "truncated";
+    this.r.truncatedBy = by;
+    this.ended = true;
+  }
+
+  /** End the episode with an error outcome (infra_error for an InfraError, else env_error); no reward. */
+  fail(error: unknown): void {
+    if (this.finishing) return;
+    this.failWith(error);
+  }
+
+  private failWith(e: unknown): void {
+    const r = this.r;
+    r.outcome = isInfraError(e) ? "infra_error" : "env_error";
+    r.error = errorText(e);
+    delete r.reward;
+    delete r.rewards;
+    delete r.truncatedBy;
+    this.ended = true;
+  }
+
+  /**
+   * End the episode (if still running, as completed) and score it once: `env.computeReward` under
+   * `rewardTimeoutMs`, every component finite, combined with the env's weights. Idempotent. `messages` scores
+   * another conversation than the episode's own (a client that keeps its own).
+   */
+  finish(messages?: Message[]): Promise<EpisodeEnd> {
+    this.finishing ??= this.score(messages);
+    return this.finishing;
+  }
+
+  private async score(messages: Message[] | undefined): Promise<EpisodeEnd> {
+    this.ended = true;
+    const r = this.r;
+    if (r.outcome === "completed" || r.outcome === "truncated") {
+      try {
+        const ms = this.options.rewardTimeoutMs ?? DEFAULT_TIMEOUTS.rewardMs;
+        const raw = await withTimeout(
+          this.env.computeReward(this.rolloutId, messages ?? this.messages, this.task),
+          ms,
+          () => new EnvError(`${this.env.name}.computeReward did not return within ${ms} ms`),
+        );
+        const checked = assertFiniteRewards(raw, `${this.env.name}.computeReward`);
+        const reward = combineRewards(checked, this.env.rewardWeights);
+        if (!Number.isFinite(reward)) throw new EnvError(`combined reward is not finite (${reward})`);
+        if (this.usageSum) r.usage = this.usageSum;
+        r.rewards = checked;
+        r.reward = reward;
+      } catch (e) {
+        this.failWith(e);
+      }
+    }
+    return this.end();
+  }
+
+  /** How the episode ended (meaningful once `done`). */
+  end(): EpisodeEnd {
+    const r = this.r;
+    const out: EpisodeEnd = { outcome: r.outcome };
+    if (r.truncatedBy) out.truncatedBy = r.truncatedBy;
+    if (r.reward !== undefined) out.reward = r.reward;
+    if (r.rewards) out.rewards = r.rewards;
+    if (r.error) out.error = r.error;
+    return out;
+  }
+
+  /**
+   * Copy this episode's env state (`env.fork`) and engine state (conversation, turns, counters, usage) to new
+   * episodes, one per child id. Env failures are thrown (nothing is created).
+   */
+  async fork(childIds: string[], options: EpisodeOptions = {}): Promise<Episode<T>[]> {
+    if (!this.env.fork) throw new UsageError(`${this.env.name} does not support fork`);
+    if (this.ended) throw new UsageError(`episode ${this.rolloutId} is done; fork before it ends`);
+    await this.env.fork(this.rolloutId, childIds);
+    return childIds.map((id) => {
+      const c = new Episode(this.env, this.task, { ...this.options, ...options, rolloutId: id, initialized: true });
+      c.messages = [...this.messages];
+      c.r.turns = this.r.turns;
+      c.r.toolCalls = this.r.toolCalls;
+      c.r.toolErrors = this.r.toolErrors;
+      c.usageSum = this.usageSum && { ...this.usageSum };
+      return c;
+    });
+  }
+
+  /**
+   * Free the env state: per-rollout metadata is taken first, then `env.release` runs under `releaseTimeoutMs`
+   * (a failure or timeout is recorded in `metadata.releaseError`, never thrown). Idempotent. Closing an episode
+   * that was not finished ends it as infra_error ("closed before it was scored"); an unfinished `finish` is
+   * awaited first.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.doClose();
+    return this.closing;
+  }
+
+  private async doClose(): Promise<void> {
+    if (this.finishing) await this.finishing;
+    else if (!this.ended || this.r.outcome === "completed" || this.r.outcome === "truncated") {
+      this.failWith(new InfraError("episode closed before it was scored", { retryable: false }));
+      this.finishing = Promise.resolve(this.end());
+    }
+    const r = this.r;
+    if (this.initialised) {
+      try {
+        const meta = this.env.rolloutMetadata?.(this.rolloutId);
+        if (meta) r.metadata = meta;
+      } catch {
+        /* metadata is best effort */
+      }
+    }
+    if (this.initAttempted && this.options.release !== false) {
+      const ms = this.options.releaseTimeoutMs ?? DEFAULT_TIMEOUTS.releaseMs;
+      try {
+        await withTimeout(
+          this.env.release(this.rolloutId),
+          ms,
+          () => new EnvError(`${this.env.name}.release did not return within ${ms} ms`),
+        );
+      } catch (e) {
+        r.metadata = { ...r.metadata, releaseError: errorMessage(e) };
+      }
+    }
+  }
+
+  /** The episode as one results.jsonl line (call after `close` for metadata and release errors). */
+  result(): RolloutResult {
+    const r = this.r;
+    r.messages = this.options.keepMessages === false ? [] : this.messages;
+    r.durationMs = performance.now() - this.started;
+    return r;
+  }
+}

@@ -1,0 +1,218 @@
+import { OUTCOMES, type RunSummary } from "@benchmax/core";
+
+/**
+ * What a run was: written by `benchmax eval` into summary.json (`run`) and run.json, and read by the regression
+ * gate so that it only compares like with like.
+ */
+export interface RunIdentity {
+  env: string;
+  /** "fixtures", or the dataset path as given (shown to the user only; identity is `datasetHash`). */
+  dataset: string;
+  /** sha256 of the run's tasks (ids and content, in order), independent of where the dataset lies. */
+  datasetHash: string;
+  /** Tasks in the run (after --limit). */
+  tasks: number;
+  group: number;
+  /** tasks × group. */
+  expectedRollouts: number;
+  /** Every expected rollout finished (false for an interrupted or killed run). */
+  completed: boolean;
+  policy: string;
+  /** The policy reads the gold answer. */
+  oracle?: boolean;
+  /** Run-shaping settings that change scores: max turns, tool format, env options, --limit, … */
+  config: Record<string, unknown>;
+}
+
+/** A summary as written by `benchmax eval`: the core summary plus the run identity. */
+export type GateSummary = RunSummary & { run?: RunIdentity };
+
+export type MismatchKind = "env" | "dataset" | "rollouts" | "config";
+
+export interface Mismatch {
+  kind: MismatchKind;
+  /** One line saying what differs. */
+  message: string;
+  /** Passed an override for this kind. */
+  allowed: boolean;
+}
+
+export interface CompareOptions {
+  /** Tolerated drop in mean reward, pass rate and each component mean. Default 0. */
+  maxDrop?: number;
+  /**
+   * Tolerated rise in the share of error outcomes (env_error + infra_error), as a fraction of rollouts.
+   * Default 0.005: one transient error in 200 rollouts passes.
+   */
+  maxErrorRateIncrease?: number;
+  /** Kinds of mismatch the user accepts (e.g. comparing two datasets on purpose). */
+  allow?: Partial<Record<MismatchKind, boolean>>;
+}
+
+export const DEFAULT_MAX_ERROR_RATE_INCREASE = 0.005;
+
+export interface CompareRow {
+  metric: string;
+  base: number | null;
+  cand: number | null;
+  delta: number | null;
+  regression: boolean;
+  note?: string;
+}
+
+export interface CompareResult {
+  rows: CompareRow[];
+  /** A metric regressed (only meaningful when `comparable`). */
+  regression: boolean;
+  /** Every difference between the two runs' identities, allowed or not. */
+  mismatches: Mismatch[];
+  /** No mismatch is left unallowed: the numbers may be compared. */
+  comparable: boolean;
+  /** The gate fails: not comparable, or a regression. */
+  failed: boolean;
+  maxDrop: number;
+  maxErrorRateIncrease: number;
+}
+
+const EPS = 1e-12;
+
+export function errorRate(s: RunSummary): number {
+  return s.n ? (s.outcomes.env_error + s.outcomes.infra_error) / s.n : 0;
+}
+
+function stable(x: unknown): string {
+  if (x === undefined) return "unset";
+  if (x === null || typeof x !== "object") return JSON.stringify(x);
+  if (Array.isArray(x)) return `[${x.map(stable).join(",")}]`;
+  const o = x as Record<string, unknown>;
+  return `{${Object.keys(o)
+    .sort()
+    .filter((k) => o[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${stable(o[k])}`)
+    .join(",")}}`;
+}
+
+/** The identity of a summary; summaries from before run identities get what can be read from them. */
+export function runIdentityOf(s: GateSummary): Partial<RunIdentity> {
+  if (s.run) return s.run;
+  const c = s.config ?? {};
+  return {
+    env: s.env,
+    dataset: typeof c.dataset === "string" ? c.dataset : undefined,
+    group: typeof c.group === "number" ? c.group : undefined,
+    policy: s.policy,
+  };
+}
+
+/** Why two runs can't be compared as they are: different env, dataset, rollout count or config. */
+export function runMismatches(
+  base: GateSummary,
+  cand: GateSummary,
+  allow: Partial<Record<MismatchKind, boolean>> = {},
+): Mismatch[] {
+  const b = runIdentityOf(base);
+  const c = runIdentityOf(cand);
+  const out: Mismatch[] = [];
+  const add = (kind: MismatchKind, message: string) => out.push({ kind, message, allowed: allow[kind] === true });
+  if (b.env !== c.env) add("env", `different env: baseline ${b.env}, candidate ${c.env}`);
+  // rollout counts: partial (killed, interrupted) runs and runs of a different size
+  for (const [label, s, id] of [
+    ["baseline", base, b],
+    ["candidate", cand, c],
+  ] as const) {
+    if (id.expectedRollouts !== undefined && (id.completed === false || s.n < id.expectedRollouts)) {
+      add("rollouts", `${label} is partial: ${s.n} of ${id.expectedRollouts} rollouts (interrupted or killed run)`);
+    }
+  }
+  const bExp = b.expectedRollouts ?? base.n;
+  const cExp = c.expectedRollouts ?? cand.n;
+  if (bExp !== cExp) {
+    const lim = (id: Partial<RunIdentity>) =>
+      id.config?.limit !== undefined && id.config.limit !== null ? ` (--limit ${id.config.limit})` : "";
+    add(
+      "rollouts",
+      `different rollout count: baseline ${bExp}${b.tasks !== undefined ? ` (${b.tasks} tasks × ${b.group})` : ""}${lim(b)}, candidate ${cExp}${c.tasks !== undefined ? ` (${c.tasks} tasks × ${c.group})` : ""}${lim(c)}`,
+    );
+  }
+  if (b.datasetHash && c.datasetHash) {
+    if (b.datasetHash !== c.datasetHash) {
+      add(
+        "dataset",
+        `different dataset: baseline ${b.dataset} (${b.datasetHash.slice(0, 12)}), candidate ${c.dataset} (${c.datasetHash.slice(0, 12)})`,
+      );
+    }
+  } else if (b.dataset !== undefined && c.dataset !== undefined && b.dataset !== c.dataset) {
+    add("dataset", `different dataset: baseline ${b.dataset}, candidate ${c.dataset}`);
+  }
+  if (b.config && c.config) {
+    const keys = new Set([...Object.keys(b.config), ...Object.keys(c.config)]);
+    const diffs = [...keys]
+      .sort()
+      .filter((k) => k !== "limit" && stable(b.config![k]) !== stable(c.config![k]))
+      .map((k) => `${k} ${stable(b.config![k])} → ${stable(c.config![k])}`);
+    if (diffs.length) add("config", `different config: ${diffs.join(", ")}`);
+  } else if (b.group !== undefined && c.group !== undefined && b.group !== c.group) {
+    add("config", `different config: group ${b.group} → ${c.group}`);
+  }
+  return out;
+}
+
+/**
+ * Compare a candidate run with a baseline. The runs must be comparable (same env, dataset, rollout count and
+ * config; see `runMismatches`) unless the mismatch is allowed. A regression is a drop of more than `maxDrop` in mean
+ * reward, pass rate or any component mean, a component that disappeared, or a rise in the error share of more than
+ * `maxErrorRateIncrease`.
+ */
+export function compareRuns(
+  base: GateSummary,
+  cand: GateSummary,
+  options: CompareOptions | number = {},
+): CompareResult {
+  const opts: CompareOptions = typeof options === "number" ? { maxDrop: options } : options;
+  const maxDrop = opts.maxDrop ?? 0;
+  const maxErr = opts.maxErrorRateIncrease ?? DEFAULT_MAX_ERROR_RATE_INCREASE;
+  const rows: CompareRow[] = [];
+  const metric = (name: string, b: number | null, c: number | null) => {
+    const delta = b !== null && c !== null ? c - b : null;
+    const regression = b !== null && (c === null || (delta !== null && delta < -maxDrop - EPS));
+    rows.push({
+      metric: name,
+      base: b,
+      cand: c,
+      delta,
+      regression,
+      ...(c === null && b !== null ? { note: "missing" } : {}),
+    });
+  };
+  metric("reward.mean", base.reward.mean, cand.reward.mean);
+  metric("passRate", base.passRate, cand.passRate);
+  const comps = new Set([...Object.keys(base.components), ...Object.keys(cand.components)]);
+  for (const k of [...comps].sort()) metric(`component.${k}`, base.components[k] ?? null, cand.components[k] ?? null);
+  const be = errorRate(base);
+  const ce = errorRate(cand);
+  rows.push({
+    metric: "errorRate",
+    base: be,
+    cand: ce,
+    delta: ce - be,
+    regression: ce - be > maxErr + EPS,
+    note: `tolerance +${maxErr}`,
+  });
+  for (const o of OUTCOMES) {
+    const b = base.n ? base.outcomes[o] / base.n : 0;
+    const c = cand.n ? cand.outcomes[o] / cand.n : 0;
+    rows.push({ metric: `outcome.${o}`, base: b, cand: c, delta: c - b, regression: false, note: "share (info)" });
+  }
+  const mismatches = runMismatches(base, cand, opts.allow);
+  const comparable = mismatches.every((m) => m.allowed);
+  const regression = rows.some((r) => r.regression);
+  return {
+    rows,
+    regression,
+    mismatches,
+    comparable,
+    failed: !comparable || regression,
+    maxDrop,
+    maxErrorRateIncrease: maxErr,
+  };
+}

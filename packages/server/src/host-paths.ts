@@ -1,0 +1,94 @@
+import { realpathSync } from "node:fs";
+import { isAbsolute, relative, resolve, sep } from "node:path";
+import { HttpError } from "./http-error.js";
+
+/** Fields that hold the text a model reads, not file names. */
+const TEXT_KEYS =
+  /^(id|prompt|messages|question|query|instruction|content|text|system|systemPrompt|role|description)$/i;
+const PATHISH =
+  /^(?:\/|~[\\/]|\.\.?[\\/]|[A-Za-z]:[\\/]|file:)|(?:^|[\\/])\.\.(?:[\\/]|$)|^[\w.-]+(?:[\\/][\w .-]+)+\.[A-Za-z]\w{0,7}$/;
+
+function real(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return resolve(p);
+  }
+}
+
+/** Host paths a client-built task names, with where they sit in it (`task.init.file`). */
+export function hostPathsIn(
+  value: unknown,
+  where = "task",
+  out: Array<[string, string]> = [],
+  depth = 0,
+): Array<[string, string]> {
+  if (depth > 8 || out.length > 64) return out;
+  if (typeof value === "string") {
+    if (value.length <= 4096 && !value.includes("\n") && PATHISH.test(value)) out.push([where, value]);
+  } else if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) hostPathsIn(v, `${where}[${i}]`, out, depth + 1);
+  } else if (value && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) {
+      if (depth === 0 && TEXT_KEYS.test(k)) continue;
+      hostPathsIn(v, `${where}.${k}`, out, depth + 1);
+    }
+  }
+  return out;
+}
+
+/**
+ * Refuse a client-built task that names a file on this host outside the operator's data root (403 HOST_PATH): no
+ * client may point an env at the server's gold data, keys or system files. Relative paths count from the root.
+ */
+export function checkHostPaths(task: unknown, dataRoot: string | undefined): void {
+  const found = hostPathsIn(task);
+  if (found.length === 0) return;
+  if (!dataRoot) {
+    const [where, p] = found[0]!;
+    throw new HttpError(
+      403,
+      "HOST_PATH",
+      `${where} names a host path (${JSON.stringify(p)}); this server accepts host files in client tasks only under a data root the operator configured (serveEnv {dataRoot} / benchmax serve --data-root)`,
+    );
+  }
+  const root = real(dataRoot);
+  for (const [where, p0] of found) {
+    const p = p0.startsWith("file:") ? p0.replace(/^file:(\/\/)?/, "") : p0;
+    const abs = real(isAbsolute(p) ? p : resolve(root, p));
+    const rel = relative(root, abs);
+    if (rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel))) continue;
+    throw new HttpError(
+      403,
+      "HOST_PATH",
+      `${where} names ${JSON.stringify(p0)}, outside the data root ${dataRoot}: client tasks may name host files only under it`,
+    );
+  }
+}
+
+/**
+ * A client task with its relative host paths (`./sheets/1_input.xlsx`, as `benchmax export skyrl` writes them)
+ * made absolute under the data root, so the env opens them there rather than in the server's working directory.
+ * Call after `checkHostPaths` accepted the task. Without a data root the task is returned as is.
+ */
+export function resolveHostPaths<T>(value: T, dataRoot: string | undefined, depth = 0): T {
+  if (!dataRoot) return value;
+  if (typeof value === "string") {
+    const relativePath =
+      value.length <= 4096 &&
+      !value.includes("\n") &&
+      PATHISH.test(value) &&
+      !isAbsolute(value) &&
+      !/^(?:~|file:|[A-Za-z]:)/.test(value);
+    return (relativePath ? resolve(dataRoot, value) : value) as T;
+  }
+  if (depth > 8) return value;
+  if (Array.isArray(value)) return value.map((v) => resolveHostPaths(v, dataRoot, depth + 1)) as T;
+  if (value && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value))
+      out[k] = depth === 0 && TEXT_KEYS.test(k) ? v : resolveHostPaths(v, dataRoot, depth + 1);
+    return out as T;
+  }
+  return value;
+}
