@@ -156,7 +156,8 @@ export async function stepRollout(m: RolloutManager, r: Rollout, action: unknown
     initialized: true,
     release: false,
     toolFormat: "hermes",
-    maxTurns: m.maxTurns,
+    // a client's own limit follows SkyRL's rule: the last reply's tool calls are not run
+    ...(r.maxTurns !== undefined ? { maxTurns: r.maxTurns, lastTurnTools: "skip" as const } : { maxTurns: m.maxTurns }),
   });
   const ep = r.episode;
   r.steps++;

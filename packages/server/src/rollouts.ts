@@ -43,6 +43,11 @@ export interface Rollout {
   scoring?: boolean;
   /** Core's episode engine, driving OpenEnv message actions on this rollout (started on the first one). */
   episode?: Episode;
+  /**
+   * The client's own turn limit (`POST /v1/rollouts {maxTurns}`, SkyRL's `max_turns`): the engine ends the episode
+   * at that many replies and skips the last reply's tool calls, as SkyRL's generator does. Forks inherit it.
+   */
+  maxTurns?: number;
 }
 
 export interface RewardOutcome {
@@ -248,10 +253,25 @@ export class RolloutManager {
     return id;
   }
 
-  async create(task: Task, options: { id?: string } = {}): Promise<Rollout> {
+  /** A client's `maxTurns`: undefined when absent, else an integer in 1..10,000 (422 otherwise). */
+  static checkMaxTurns(v: unknown): number | undefined {
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > 10_000) {
+      throw badRequest(
+        `"maxTurns" must be an integer in 1..10000, got ${JSON.stringify(v)}`,
+        "VALIDATION_ERROR",
+        ["body", "maxTurns"],
+        v,
+      );
+    }
+    return v;
+  }
+
+  async create(task: Task, options: { id?: string; maxTurns?: number } = {}): Promise<Rollout> {
     this.checkCapacity(1);
     if (options.id !== undefined) this.checkEpisodeId(options.id);
     const r = this.register(task, options.id);
+    if (options.maxTurns !== undefined) r.maxTurns = options.maxTurns;
     try {
       await this.env.init(r.id, task);
       // a client's task must also render into a prompt (the env reads its fields there)
@@ -336,7 +356,11 @@ export class RolloutManager {
     if (!this.env.fork) throw new HttpError(501, "NOT_SUPPORTED", `${this.env.name} does not support fork`);
     if (!Number.isInteger(n) || n < 1 || n > 1024) throw badRequest(`"n" must be an integer in 1..1024, got ${n}`);
     this.checkCapacity(n);
-    const children = Array.from({ length: n }, () => this.register(r.task));
+    const children = Array.from({ length: n }, () => {
+      const c = this.register(r.task);
+      if (r.maxTurns !== undefined) c.maxTurns = r.maxTurns;
+      return c;
+    });
     try {
       await this.env.fork(
         r.id,

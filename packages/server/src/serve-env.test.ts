@@ -351,6 +351,37 @@ describe("OpenEnv endpoints", () => {
     expect(fin.body).toMatchObject({ reward: 1, done: true });
   });
 
+  it("a client's maxTurns ends the episode there, skips the last reply's tool calls, and is inherited by forks", async () => {
+    const s = await start();
+    const c = await create(s, { taskId: "t1", maxTurns: 2 });
+    expect((c as unknown as { maxTurns: number }).maxTurns).toBe(2);
+    const h = { "x-rollout-token": c.token };
+    const call = (a: number, b: number) =>
+      `<tool_call>\n{"name": "add", "arguments": {"a": ${a}, "b": ${b}}}\n</tool_call>`;
+    const first = await http(s, "POST", `/v1/rollouts/${c.rolloutId}/step`, { action: { content: call(2, 3) } }, h);
+    expect(first.body).toMatchObject({ done: false, observation: { tool_results: [{ result: "5" }] } });
+    const second = await http(s, "POST", `/v1/rollouts/${c.rolloutId}/step`, { action: { content: call(1, 1) } }, h);
+    // the second reply is the last turn: scored (no answer → 0), truncated by max_turns, its call not run
+    expect(second.body).toMatchObject({ done: true, reward: 0, observation: { truncated: "max_turns" } });
+    expect(JSON.stringify(second.body)).not.toContain('"result":"2"');
+    const parent = await create(s, { taskId: "t1", maxTurns: 3 });
+    const forked = await http(
+      s,
+      "POST",
+      `/v1/rollouts/${parent.rolloutId}/fork`,
+      { n: 2 },
+      {
+        "x-rollout-token": parent.token,
+      },
+    );
+    expect(forked.body.children.map((k: { maxTurns: number }) => k.maxTurns)).toEqual([3, 3]);
+    expect(((await create(s, { taskId: "t1" })) as unknown as { maxTurns?: number }).maxTurns).toBeUndefined();
+    const bad = await http(s, "POST", "/v1/rollouts", { taskId: "t1", maxTurns: 0 });
+    expect(bad.status).toBeGreaterThanOrEqual(400);
+    expect(bad.status).toBeLessThan(500);
+    expect(JSON.stringify(bad.body)).toContain("maxTurns");
+  });
+
   it("runs one rollout per WebSocket session with OpenEnv message shapes", async () => {
     const s = await start({ token: "tk" });
     const url = `${s.url.replace("http", "ws")}/ws`;

@@ -216,6 +216,8 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     idleTimeoutMs: manager.idleTimeoutMs,
     /** The env parses actions its own way: send replies to `/step` rather than parsing tool calls client-side. */
     customActions: typeof env.parseActions === "function",
+    /** Echoed when the client set a turn limit: `/step` then ends the episode there (SkyRL's rule). */
+    ...(r.maxTurns !== undefined ? { maxTurns: r.maxTurns } : {}),
   });
 
   /**
@@ -389,8 +391,9 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
         case "/v1/rollouts": {
           if (closing) throw new HttpError(503, "DRAINING", "server is shutting down");
           const body = await readBody(req, maxBody);
+          const maxTurns = RolloutManager.checkMaxTurns(body.maxTurns);
           const task = await manager.resolveTask(body);
-          const r = await manager.create(task);
+          const r = await manager.create(task, { maxTurns });
           return send(res, 201, created(r));
         }
         case "/v1/group-reward": {
