@@ -98,6 +98,7 @@ export class Workspace {
   }
 
   async remove(): Promise<void> {
-    await rm(this.dir, { recursive: true, force: true });
+    // a sandboxed child killed a moment ago may still be finishing a write inside: retry ENOTEMPTY/EBUSY a few times
+    await rm(this.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   }
 }
