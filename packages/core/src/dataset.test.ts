@@ -50,4 +50,18 @@ describe("datasets", () => {
     expect(r.errors[0]!.message).toMatch(/duplicate task id "1"/);
     expect(r.errors[1]!.line).toBe(3);
   });
+
+  it("lists every malformed JSON line with the rejected rows, in line order, and keeps checking", async () => {
+    const p = join(dir, "m.jsonl");
+    writeFileSync(
+      p,
+      '{"prompt":"a","ground_truth":1}\n{oops\n{"prompt":"c"}\nnot json\n{"prompt":"e","ground_truth":2}\n',
+    );
+    const r = await validateRows(p, (row, where) => parsePlainRow(row, where), 0);
+    expect(r).toMatchObject({ total: 5, valid: 2, invalid: 3 });
+    expect(r.errors.map((e) => e.line)).toEqual([2, 3, 4]);
+    expect(r.errors[0]!.message).toMatch(/malformed JSON line/);
+    expect(r.errors[1]!.where).toBe(`${p}:3`);
+    await expect(validateRows(join(dir, "missing.jsonl"), (x) => x)).rejects.toThrow(/cannot read dataset file/);
+  });
 });

@@ -135,16 +135,60 @@ export interface ValidationReport {
   errors: Array<{ where: string; line: number; field?: string; message: string }>;
 }
 
-/** Check every row of a file; collects (not throws) errors. */
+/**
+ * Check every row of a dataset file: malformed JSON lines and rows `parse` rejects alike, each with its file:line,
+ * the whole file read (never stopping at the first bad line); duplicate task ids are errors too. Errors are collected,
+ * not thrown, sorted by line; `maxErrors` 0 keeps them all. An unreadable file is a DatasetError.
+ */
 export async function validateRows(
   path: string,
   parse: (row: unknown, where: string) => unknown,
   maxErrors = 20,
 ): Promise<ValidationReport> {
-  const rows = await readRows(path);
-  const report: ValidationReport = { file: path, total: rows.length, valid: 0, invalid: 0, errors: [] };
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (e) {
+    throw new DatasetError(
+      `cannot read dataset file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      path,
+    );
+  }
+  const report: ValidationReport = { file: path, total: 0, valid: 0, invalid: 0, errors: [] };
+  const fail = (where: string, line: number, message: string, field?: string) => {
+    report.invalid++;
+    if (maxErrors === 0 || report.errors.length < maxErrors) {
+      report.errors.push({ where, line, ...(field ? { field } : {}), message });
+    }
+  };
+  const body = text.replace(/^\uFEFF/, "");
+  const rows: RawRow[] = [];
+  if (path.endsWith(".json") || body.trimStart().startsWith("[")) {
+    try {
+      rows.push(...parseRowsText(body, path));
+    } catch (e) {
+      report.total = 1;
+      fail(path, 0, e instanceof Error ? e.message : String(e));
+      return report;
+    }
+  } else {
+    // JSONL: every malformed line is reported, and the rest still checked
+    const lines = body.split("\n");
+    for (let i = 0; i < lines.length; i++) {
+      const l = lines[i]!.trim();
+      if (!l) continue;
+      const where = `${path}:${i + 1}`;
+      try {
+        rows.push({ row: JSON.parse(l), where, line: i + 1 });
+      } catch (e) {
+        report.total++;
+        fail(where, i + 1, `malformed JSON line: ${(e as Error).message}`);
+      }
+    }
+  }
   const ids = new Map<string, string>();
   for (const r of rows) {
+    report.total++;
     try {
       const task = parse(r.row, r.where) as Partial<Task> | undefined;
       const id = task && typeof task === "object" && typeof task.id === "string" ? task.id : undefined;
@@ -154,17 +198,10 @@ export async function validateRows(
       if (id !== undefined) ids.set(id, r.where);
       report.valid++;
     } catch (e) {
-      report.invalid++;
-      if (report.errors.length < maxErrors) {
-        const de = e instanceof DatasetError ? e : undefined;
-        report.errors.push({
-          where: r.where,
-          line: r.line,
-          field: de?.field,
-          message: de ? de.message : (e as Error).message,
-        });
-      }
+      const field = (e as Partial<DatasetError>).field;
+      fail(r.where, r.line, e instanceof Error ? e.message : String(e), typeof field === "string" ? field : undefined);
     }
   }
+  report.errors.sort((a, b) => a.line - b.line);
   return report;
 }

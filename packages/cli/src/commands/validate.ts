@@ -26,7 +26,7 @@ export function register(program: Command): void {
         if (file !== data && !existsSync(file)) throw new UsageError(`no dataset.json in ${data}`);
         // rows that load but carry warnings (task.meta.warnings), e.g. an answer_position that always fails
         const warnings: Array<{ where: string; message: string }> = [];
-        const report = validateFile(
+        const report = await validateFile(
           file,
           (row, where) => {
             const task = parse(row, where);
