@@ -19,12 +19,13 @@
  *   `ExcelJS`; `vm` is not a security boundary by itself — the process restrictions above are.
  * - Output (console.log / error text) is truncated to `maxOutputChars`.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ToolError, workspaceRoot } from "@benchmax/core";
 import { exceljsBundle } from "./sandbox/bundle.js";
 import { jailAvailable, runJailed } from "./sandbox/jail.js";
+import { type CapturedRun, spawnCaptured } from "./sandbox/spawn-captured.js";
 
 export interface RunCodeOptions {
   timeoutMs?: number;
@@ -157,12 +158,7 @@ export async function runCode(
   }
 }
 
-interface Raw {
-  status: number | null;
-  timedOut: boolean;
-  stdout: string;
-  stderr: string;
-}
+type Raw = CapturedRun;
 
 async function runInJail(wbPath: string, workspaceDir: string, codePath: string, lim: Limits): Promise<Raw> {
   const node = realpathSync(process.execPath);
@@ -212,34 +208,8 @@ function runWithGrants(wbPath: string, workspaceDir: string, codePath: string, l
     argv = ["prlimit", `--data=${lim.memMb * mb}`, `--fsize=${lim.diskMb * mb}`, "--core=0", "--", ...argv];
   }
   if (networkIsolated()) argv = ["unshare", ...UNSHARE, ...argv];
-  return new Promise<Raw>((resolvePromise, reject) => {
-    const child = spawn(argv[0]!, argv.slice(1), {
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { PATH: process.env.PATH ?? "" },
-    });
-    let stdout = "";
-    let stderr = "";
-    const cap = 1_000_000;
-    child.stdout.on("data", (d: Buffer) => {
-      if (stdout.length < cap) stdout += d.toString("utf8");
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      if (stderr.length < cap) stderr += d.toString("utf8");
-    });
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill("SIGKILL");
-    }, lim.timeoutMs + 2000);
-    child.on("error", (e) => {
-      clearTimeout(timer);
-      reject(new ToolError(`run_code could not start: ${e.message}`));
-    });
-    child.on("close", (codeNum, signal) => {
-      clearTimeout(timer);
-      const status = codeNum ?? (signal === "SIGXFSZ" ? 153 : signal ? 137 : null);
-      resolvePromise({ status: timedOut ? null : status, timedOut, stdout, stderr });
-    });
+  return spawnCaptured(argv, { PATH: process.env.PATH ?? "" }, lim.timeoutMs + 2000).catch((e: Error) => {
+    throw new ToolError(`run_code could not start: ${e.message}`);
   });
 }
 

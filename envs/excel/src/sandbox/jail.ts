@@ -14,9 +14,10 @@
  *   (`diskMb`), open files, no core dumps. The network namespace has only a down loopback. When the time limit
  *   passes, the host kills the namespace's first process, and the kernel kills everything in the PID namespace.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { type CapturedRun, spawnCaptured } from "./spawn-captured.js";
 
 export interface JailSpec {
   /** Host paths (files or folders) bound read-only at the same path inside the jail. */
@@ -42,13 +43,8 @@ export interface JailSpec {
   maxCapture?: number;
 }
 
-export interface JailResult {
-  /** Exit status of the program (128 + n when it died of signal n), or null when the jail was killed. */
-  status: number | null;
-  timedOut: boolean;
-  stdout: string;
-  stderr: string;
-}
+/** What the jailed program did (see `CapturedRun`). */
+export type JailResult = CapturedRun;
 
 const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
@@ -169,31 +165,10 @@ export function runJailed(spec: JailSpec): Promise<JailResult> {
   const root = join(spec.scratchDir, ".jail");
   mkdirSync(root, { recursive: true });
   const cap = spec.maxCapture ?? 1_000_000;
-  return new Promise<JailResult>((resolvePromise, reject) => {
-    const child = spawn("unshare", [...UNSHARE, "sh", "-c", script(spec, root)], {
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin", ...spec.env },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => {
-      if (stdout.length < cap) stdout += d.toString("utf8");
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      if (stderr.length < cap) stderr += d.toString("utf8");
-    });
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill("SIGKILL");
-    }, spec.timeoutMs);
-    child.on("error", (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.on("close", (status) => {
-      clearTimeout(timer);
-      resolvePromise({ status: timedOut ? null : status, timedOut, stdout, stderr });
-    });
-  });
+  return spawnCaptured(
+    ["unshare", ...UNSHARE, "sh", "-c", script(spec, root)],
+    { PATH: "/usr/sbin:/usr/bin:/sbin:/bin", ...spec.env },
+    spec.timeoutMs,
+    cap,
+  );
 }
