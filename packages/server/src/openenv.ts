@@ -151,15 +151,7 @@ export async function stepRollout(m: RolloutManager, r: Rollout, action: unknown
   if (r.scoring) throw conflict(`rollout "${r.id}" was already scored; a rollout is scored once`, "ALREADY_SCORED");
   // core's one episode engine runs the step: the env's own action syntax (parseActions), then native / Hermes tool
   // calls, every call in the reply, the turn limit, and the reward when the reply has no call
-  r.episode ??= await Episode.start(m.env, r.task, {
-    rolloutId: r.id,
-    initialized: true,
-    release: false,
-    toolFormat: "hermes",
-    // a client's own limit follows SkyRL's rule: the last reply's tool calls are not run
-    ...(r.maxTurns !== undefined ? { maxTurns: r.maxTurns, lastTurnTools: "skip" as const } : { maxTurns: m.maxTurns }),
-  });
-  const ep = r.episode;
+  const ep = await m.episodeOf(r);
   r.steps++;
   const t0 = performance.now();
   const s = await ep.step(msg);

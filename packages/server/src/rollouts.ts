@@ -5,7 +5,7 @@ import {
   buildInitialMessages,
   combineRewards,
   type Env,
-  type Episode,
+  Episode,
   isInfraError,
   type Message,
   type RewardComponents,
@@ -323,10 +323,31 @@ export class RolloutManager {
     return resolveSystemPrompt(this.env, task);
   }
 
+  /**
+   * The rollout's episode in core's engine, started on first use: every transport (rollout API `/call` and `/step`,
+   * OpenEnv actions, `/ws`, `/mcp`) drives this one state machine. The manager owns the env state (`release: false`).
+   */
+  async episodeOf(r: Rollout): Promise<Episode> {
+    r.episode ??= await Episode.start(this.env, r.task, {
+      rolloutId: r.id,
+      initialized: true,
+      release: false,
+      toolFormat: "hermes",
+      // a client's own limit follows SkyRL's rule: the last reply's tool calls are not run
+      ...(r.maxTurns !== undefined
+        ? { maxTurns: r.maxTurns, lastTurnTools: "skip" as const }
+        : { maxTurns: this.maxTurns }),
+    });
+    return r.episode;
+  }
+
+  /** A direct tool call (rollout API `/call`, OpenEnv `call_tool`, MCP `tools/call`), counted and timed by the engine. */
   async callTool(r: Rollout, call: ToolCallRequest): Promise<ToolResult> {
     if (r.done) throw new HttpError(409, "EPISODE_DONE", `rollout "${r.id}" is done; create a new one`);
+    const ep = await this.episodeOf(r);
+    if (ep.done) throw new HttpError(409, "EPISODE_DONE", `rollout "${r.id}" ended (${ep.outcome}); create a new one`);
     const t0 = performance.now();
-    const res = await this.env.runTool(r.id, call);
+    const res = await ep.callTool(call);
     this.metrics.observeToolCall(performance.now() - t0, res.isError);
     r.toolCalls++;
     return res;
