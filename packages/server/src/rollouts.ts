@@ -8,9 +8,11 @@ import {
   Episode,
   isInfraError,
   type Message,
+  MessageSchema,
   type RewardComponents,
   resolveSystemPrompt,
   type Task,
+  TaskSchema,
   type ToolCallRequest,
   type ToolResult,
 } from "@benchmax/core";
@@ -74,30 +76,18 @@ const EPISODE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._:-]{0,254}$/;
 
 const newId = (prefix: string, bytes: number) => `${prefix}${randomBytes(bytes).toString("base64url")}`;
 
-function validContent(c: unknown): boolean {
-  if (c === null || c === undefined || typeof c === "string") return true;
-  return Array.isArray(c) && c.every((p) => p !== null && typeof p === "object");
-}
+/** The wire shape of a conversation: core's zod schema is the one definition (checked, the objects kept as sent). */
+const MessagesSchema = MessageSchema.array();
 
-/** An array of chat messages: objects with a string role and string, array or null content. */
+/** An array of chat messages in the OpenAI shape (system / user / assistant / tool), as core's schema defines it. */
 export function isMessages(v: unknown): v is Message[] {
-  return (
-    Array.isArray(v) &&
-    v.every(
-      (m) =>
-        m !== null &&
-        typeof m === "object" &&
-        typeof (m as Message).role === "string" &&
-        validContent((m as Message).content) &&
-        (!("tool_calls" in m) || Array.isArray((m as { tool_calls?: unknown }).tool_calls)),
-    )
-  );
+  return MessagesSchema.safeParse(v).success;
 }
 
+/** A client-built task: core's `TaskSchema`, with a prompt or messages and a `groundTruth` field. */
 function isTaskShape(v: unknown): v is Task {
-  if (!v || typeof v !== "object" || Array.isArray(v)) return false;
-  const t = v as Record<string, unknown>;
-  return typeof t.id === "string" && (typeof t.prompt === "string" || isMessages(t.messages)) && "groundTruth" in t;
+  const r = TaskSchema.safeParse(v);
+  return r.success && (r.data.prompt !== undefined || r.data.messages !== undefined) && "groundTruth" in (v as object);
 }
 
 /**
