@@ -1,4 +1,4 @@
-import { type AssistantMessage, type Env, EnvError, Episode, type ToolResult, textOf } from "@benchmax/core";
+import { type AssistantMessage, type Env, EnvError, type ToolResult, textOf } from "@benchmax/core";
 import { badRequest, conflict } from "./http-error.js";
 import type { Rollout, RolloutManager } from "./rollouts.js";
 import { errorTypeOf, frameworkErrorOf, hasTool, observationResult } from "./tool-errors.js";
