@@ -190,54 +190,62 @@ export function excelTools(cfg: ToolConfig): Tool<ExcelState, any>[] {
   return tools;
 }
 
-function runCodeTool(cfg: ToolConfig): Tool<ExcelState, any> {
+/**
+ * A code tool (run_code, run_python): flush pending edits, run the code in the sandbox on the rollout's own copy of
+ * the workbook, then reload the rewritten file on next use and record the call for replay on the other test cases.
+ */
+function codeTool(
+  name: "run_code" | "run_python",
+  description: string,
+  timeoutMs: number,
+  run: (file: string, dir: string, code: string) => Promise<{ output: string }>,
+  empty: string,
+): Tool<ExcelState, any> {
   return tool({
-    name: "run_code",
-    description:
-      "Run JavaScript (async function body) against the workbook: `workbook` is an exceljs Workbook " +
-      "(workbook.getWorksheet(name), ws.getCell('A1').value = 5, ws.getRow(2).values, ws.eachRow(...), " +
-      "{formula: 'SUM(A1:A3)'} for formulas). Changes are saved when the code finishes. console.log output is returned. " +
-      "No filesystem, network or subprocesses; time and memory are limited.",
+    name,
+    description,
     parameters: z.object({ code: z.string().min(1).max(100_000) }),
-    timeoutMs: (cfg.runCode.timeoutMs ?? 10_000) + 10_000,
+    timeoutMs: timeoutMs + 10_000,
     async execute(args: { code: string }, { state }) {
       await flush(state);
       const file = await ownFile(state);
       invalidateSnapshot(state);
-      const { output } = await runCode(file, state.ws!.dir, args.code, cfg.runCode);
+      const { output } = await run(file, state.ws!.dir, args.code);
       state.wb = undefined; // reload the rewritten file on next use
       state.dirty = false;
       state.stale = true;
-      state.calls.push({ name: "run_code", arguments: { code: args.code } });
-      return output.trim() ? output : "(no output; the workbook was saved)";
+      state.calls.push({ name, arguments: { code: args.code } });
+      return output.trim() ? output : empty;
     },
   });
 }
 
+function runCodeTool(cfg: ToolConfig): Tool<ExcelState, any> {
+  return codeTool(
+    "run_code",
+    "Run JavaScript (async function body) against the workbook: `workbook` is an exceljs Workbook " +
+      "(workbook.getWorksheet(name), ws.getCell('A1').value = 5, ws.getRow(2).values, ws.eachRow(...), " +
+      "{formula: 'SUM(A1:A3)'} for formulas). Changes are saved when the code finishes. console.log output is returned. " +
+      "No filesystem, network or subprocesses; time and memory are limited.",
+    cfg.runCode.timeoutMs ?? 10_000,
+    (file, dir, code) => runCode(file, dir, code, cfg.runCode),
+    "(no output; the workbook was saved)",
+  );
+}
+
 function runPythonTool(cfg: ToolConfig): Tool<ExcelState, any> {
-  return tool({
-    name: "run_python",
-    description:
-      "Run Python 3 code with openpyxl against the workbook. The workbook file is `workbook_path` " +
+  return codeTool(
+    "run_python",
+    "Run Python 3 code with openpyxl against the workbook. The workbook file is `workbook_path` " +
       '("/work/workbook.xlsx"; `input_path` and `output_path` name the same file): load it with ' +
       "`wb = openpyxl.load_workbook(workbook_path)`, change it, and save it with `wb.save(workbook_path)`; " +
       "the saved file becomes the workbook when the code finishes without an exception. print() output is returned. " +
       "Only the standard library and openpyxl are available; no network and no files outside /work; " +
       "time, memory and disk are limited.",
-    parameters: z.object({ code: z.string().min(1).max(100_000) }),
-    timeoutMs: (cfg.runPython?.timeoutMs ?? 10_000) + 10_000,
-    async execute(args: { code: string }, { state }) {
-      await flush(state);
-      const file = await ownFile(state);
-      invalidateSnapshot(state);
-      const { output } = await runPython(file, state.ws!.dir, args.code, cfg.runPython);
-      state.wb = undefined; // reload the rewritten file on next use
-      state.dirty = false;
-      state.stale = true;
-      state.calls.push({ name: "run_python", arguments: { code: args.code } });
-      return output.trim() ? output : "(no output)";
-    },
-  });
+    cfg.runPython?.timeoutMs ?? 10_000,
+    (file, dir, code) => runPython(file, dir, code, cfg.runPython),
+    "(no output)",
+  );
 }
 
 /** Apply recorded calls to another test case's workbook (the same tools, the same order). */
