@@ -6,6 +6,7 @@
 // against a FastAPI + uvicorn server running the same episodes, and POST /mcp tools/call against the node:http echo.
 // Prints one JSON line on stdout (bench/README.md).
 import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { Agent, createServer, request } from "node:http";
@@ -108,58 +109,108 @@ function findFastapiPython() {
 // ---------------------------------------------------------------------------------------------- whole episodes
 // The same episode on both servers: reset → three replies each with one Hermes <tool_call> of the no-op tool → a
 // final answer without a call, scored by exact match on <answer>. benchmax runs it through its engine (core's
-// Episode); the FastAPI app is the least a Python server does for it (a dict of episodes, a regex, json.loads).
+// Episode); the FastAPI app does the same work in the least Python it takes: the bearer check on every request, a
+// per-episode rollout token checked in constant time on every /step, the same observations (the reset carries the
+// Hermes system prompt, the task and the tool list; a step carries the tool results and the tool messages; the last
+// step the reward components and `passed`), tool calls decoded and checked (name, arguments object), plain dicts
+// (no pydantic models) and one regex per reply.
 const FASTAPI_EPISODES = `
-import json, re, sys, uuid
-from fastapi import FastAPI, WebSocket, WebSocketDisconnect
+import json, re, secrets, sys
+from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse
 import uvicorn
 
-app = FastAPI()
-episodes = {}
+TOKEN = sys.argv[2]
+SYSTEM = json.loads(sys.argv[3])
+TOOLS = [{"name": "noop", "description": "no-op", "input_schema": {"type": "object", "properties": {"x": {"type": "number"}}}}]
+TOOL_NAMES = {t["name"] for t in TOOLS}
+TASK = {"id": "t", "prompt": "Say ok", "gold": "ok"}
 CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.S)
 ANSWER = re.compile(r"<answer>(.*?)</answer>", re.S)
-TASK = {"id": "t", "prompt": "Say ok", "gold": "ok"}
+
+app = FastAPI()
+episodes = {}
+
+def authorized(header):
+    return header is not None and header.startswith("Bearer ") and secrets.compare_digest(header[7:], TOKEN)
+
+def unauthorized():
+    return JSONResponse({"detail": "wrong bearer token"}, status_code=401)
 
 def reset(data):
-    eid = data.get("episode_id") or uuid.uuid4().hex
-    messages = [{"role": "system", "content": "Call noop, then answer."}, {"role": "user", "content": TASK["prompt"]}]
-    episodes[eid] = {"messages": messages, "steps": 0}
-    return {"observation": {"episode_id": eid, "messages": messages}, "reward": None, "done": False}
+    eid = data.get("episode_id") or "r_" + secrets.token_urlsafe(12)
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": TASK["prompt"]}]
+    token = secrets.token_urlsafe(24)
+    episodes[eid] = {"messages": messages, "token": token, "steps": 0}
+    observation = {"episode_id": eid, "rollout_token": token, "task_id": TASK["id"], "messages": messages, "tools": TOOLS}
+    return {"observation": observation, "reward": None, "done": False}
 
-def step(eid, action):
-    ep = episodes.get(eid)
-    if ep is None:
-        return None
-    text = action.get("content") or ""
+def run_call(i, turn, raw):
+    cid = "call_%d_%d" % (turn, i)
+    try:
+        call = json.loads(raw.strip())
+    except ValueError as e:
+        return cid, None, "Error: tool call is not valid JSON (%s)" % e, True
+    name = call.get("name") if isinstance(call, dict) else None
+    args = call.get("arguments", {}) if isinstance(call, dict) else None
+    if not isinstance(name, str) or not isinstance(args, dict):
+        return cid, name, "Error: a tool call is {name, arguments}", True
+    if name not in TOOL_NAMES:
+        return cid, name, "Error: unknown tool " + name, True
+    return cid, name, "ok", False
+
+def step(ep, eid, action):
+    text = action.get("content")
+    if not isinstance(text, str):
+        return JSONResponse({"detail": "a message action needs content"}, status_code=422)
     ep["messages"].append({"role": "assistant", "content": text})
+    turn = ep["steps"]
     ep["steps"] += 1
     calls = CALL.findall(text)
     if calls:
-        results = []
-        for i, c in enumerate(calls):
-            call = json.loads(c)
-            out = "ok" if call.get("name") == "noop" else "Error: unknown tool"
-            msg = {"role": "tool", "tool_call_id": "c%d" % i, "name": call.get("name"), "content": out}
+        results, messages = [], []
+        for i, raw in enumerate(calls):
+            cid, name, out, failed = run_call(i, turn, raw)
+            msg = {"role": "tool", "tool_call_id": cid, "content": out, "name": name}
             ep["messages"].append(msg)
-            results.append({"tool_call_id": msg["tool_call_id"], "tool_name": msg["name"], "result": out})
-        return {"observation": {"tool_results": results}, "reward": None, "done": False}
+            messages.append(msg)
+            result = {"tool_call_id": cid, "tool_name": name, "result": out}
+            if failed:
+                result["error"] = {"error_type": "execution_error", "message": out}
+            results.append(result)
+        return {"observation": {"tool_results": results, "messages": messages}, "reward": None, "done": False}
     m = ANSWER.findall(text)
     reward = 1.0 if m and m[-1].strip() == TASK["gold"] else 0.0
     del episodes[eid]
-    return {"observation": {"rewards": {"exact_match": reward}}, "reward": reward, "done": True}
+    return {"observation": {"rewards": {"exact_match": reward}, "passed": reward >= 1}, "reward": reward, "done": True}
 
 @app.post("/reset")
-async def http_reset(body: dict):
+async def http_reset(request: Request, body: dict):
+    if not authorized(request.headers.get("authorization")):
+        return unauthorized()
     return reset(body)
 
 @app.post("/step")
-async def http_step(body: dict):
-    out = step(body.get("episode_id"), body.get("action") or {})
-    return out if out is not None else JSONResponse({"detail": "unknown episode"}, status_code=404)
+async def http_step(request: Request, body: dict):
+    if not authorized(request.headers.get("authorization")):
+        return unauthorized()
+    eid = body.get("episode_id")
+    ep = episodes.get(eid)
+    if ep is None:
+        return JSONResponse({"detail": "unknown episode"}, status_code=404)
+    token = body.get("rollout_token")
+    if not isinstance(token, str) or not secrets.compare_digest(token, ep["token"]):
+        return JSONResponse({"detail": "wrong rollout token"}, status_code=403)
+    action = body.get("action")
+    if not isinstance(action, dict):
+        return JSONResponse({"detail": "action must be an object"}, status_code=422)
+    return step(ep, eid, action)
 
 @app.websocket("/ws")
 async def ws(socket: WebSocket):
+    if not authorized(socket.headers.get("authorization")):
+        await socket.close(code=1008)
+        return
     await socket.accept()
     eid = None
     try:
@@ -169,7 +220,8 @@ async def ws(socket: WebSocket):
                 out = reset(msg.get("data") or {})
                 eid = out["observation"]["episode_id"]
             else:
-                out = step(eid, msg.get("data") or {})
+                ep = episodes.get(eid)
+                out = step(ep, eid, msg.get("data") or {}) if ep is not None else {"error": "send reset first"}
             await socket.send_text(json.dumps({"type": "observation", "data": out}))
     except WebSocketDisconnect:
         pass
@@ -181,6 +233,10 @@ if __name__ == "__main__":
 const TOOL_REPLY = '<tool_call>\n{"name": "noop", "arguments": {"x": 1}}\n</tool_call>';
 const FINAL_REPLY = "<answer>ok</answer>";
 
+const EPISODE_TOOLS = [
+  { name: "noop", description: "no-op", parameters: { type: "object", properties: { x: { type: "number" } } } },
+];
+
 async function childEpisodes() {
   const { serveEnv } = await import("@benchmax/server");
   const live = new Set();
@@ -189,9 +245,8 @@ async function childEpisodes() {
     name: "noop",
     systemPrompt: "Call noop, then answer.",
     rewardWeights: { exact_match: 1 },
-    listTools: () => [
-      { name: "noop", description: "no-op", parameters: { type: "object", properties: { x: { type: "number" } } } },
-    ],
+    // one tool list, as defineEnv's listTools gives (core caches the Hermes system prompt per list)
+    listTools: () => EPISODE_TOOLS,
     init: async (id) => void live.add(id),
     runTool: async (id) => {
       if (!live.has(id)) throw new Error("unknown rollout");
@@ -214,12 +269,17 @@ async function startFastapiEpisodes(py) {
   const file = join(dir, "episodes.py");
   writeFileSync(file, FASTAPI_EPISODES);
   const port = await freePort();
-  const child = spawn(py, [file, String(port)], { stdio: ["ignore", "ignore", "inherit"] });
+  // the same system prompt benchmax sends (core's Hermes tool section for the same tool)
+  const { hermesSystemPrompt } = await import("@benchmax/core");
+  const system = hermesSystemPrompt("Call noop, then answer.", EPISODE_TOOLS);
+  const child = spawn(py, [file, String(port), "bench-token", JSON.stringify(system)], {
+    stdio: ["ignore", "ignore", "inherit"],
+  });
   for (let i = 0; i < 100; i++) {
     try {
       const r = await fetch(`http://127.0.0.1:${port}/reset`, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: { "content-type": "application/json", authorization: "Bearer bench-token" },
         body: "{}",
       });
       if (r.ok) return { port, stop: () => stopChild(child) };
@@ -277,6 +337,26 @@ async function rawHttpClient(port, headers) {
   };
 }
 
+/** The key paths of a JSON value (`observation.messages[].content`, …): what two servers' answers must share. */
+function shapeOf(v, path = "", out = new Set()) {
+  if (Array.isArray(v)) for (const x of v) shapeOf(x, `${path}[]`, out);
+  else if (v && typeof v === "object")
+    for (const [k, x] of Object.entries(v)) shapeOf(x, path ? `${path}.${k}` : k, out);
+  else out.add(`${path}:${v === null ? "null" : typeof v}`);
+  return out;
+}
+
+/** One episode's answers (reset, a tool step, the final step) as key paths, to check both servers send the same. */
+async function episodeShapes(client) {
+  const reset = await client.post("/reset", {});
+  const { episode_id, rollout_token } = reset.observation;
+  const step = (content) => client.post("/step", { episode_id, rollout_token, action: { type: "message", content } });
+  const tool = await step(TOOL_REPLY);
+  for (let i = 0; i < 2; i++) await step(TOOL_REPLY);
+  const fin = await step(FINAL_REPLY);
+  return [reset, tool, fin].map((x) => [...shapeOf(x)].sort().join(" "));
+}
+
 /** One whole episode over HTTP: reset, three tool steps, the final answer (scored). */
 async function httpEpisode(client) {
   const reset = await client.post("/reset", {});
@@ -287,13 +367,94 @@ async function httpEpisode(client) {
   if (fin.done !== true || fin.reward !== 1) throw new Error(`episode not scored 1: ${JSON.stringify(fin)}`);
 }
 
+/**
+ * A WebSocket client on one raw socket, as light as `rawHttpClient`: RFC 6455 handshake, then text frames. The
+ * episode's messages never change, so each is masked once per connection (a random key per connection, as a client
+ * must) and sent as is; the server's frames (never masked) are cut from the stream by their length and parsed.
+ */
+async function rawWsClient(port, headers, messages) {
+  const sock = await new Promise((resolve, reject) => {
+    const s = connect(port, "127.0.0.1", () => resolve(s));
+    s.setNoDelay(true);
+    s.once("error", reject);
+  });
+  const key = randomBytes(16).toString("base64");
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join("");
+  sock.write(
+    `GET /ws HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+      `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n${extra}\r\n`,
+  );
+  const mask = randomBytes(4);
+  const frame = (text) => {
+    const payload = Buffer.from(text);
+    const n = payload.length;
+    const head = n < 126 ? Buffer.from([0x81, 0x80 | n]) : Buffer.from([0x81, 0x80 | 126, n >> 8, n & 255]);
+    if (n >= 65536) throw new Error("message too long for this client");
+    for (let i = 0; i < n; i++) payload[i] ^= mask[i & 3];
+    return Buffer.concat([head, mask, payload]);
+  };
+  const frames = Object.fromEntries(Object.entries(messages).map(([k, m]) => [k, frame(JSON.stringify(m))]));
+  let buf = Buffer.alloc(0);
+  let upgraded = false;
+  let waiting;
+  let opened;
+  const open = new Promise((resolve, reject) => {
+    opened = { resolve, reject };
+  });
+  sock.on("data", (chunk) => {
+    buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
+    if (!upgraded) {
+      const end = buf.indexOf("\r\n\r\n");
+      if (end < 0) return;
+      const head = buf.subarray(0, end).toString("latin1");
+      buf = buf.subarray(end + 4);
+      if (!head.startsWith("HTTP/1.1 101")) return opened.reject(new Error(`no upgrade: ${head.split("\r\n")[0]}`));
+      upgraded = true;
+      opened.resolve();
+    }
+    while (buf.length >= 2) {
+      let len = buf[1] & 127;
+      let at = 2;
+      if (len === 126) {
+        if (buf.length < 4) return;
+        len = buf.readUInt16BE(2);
+        at = 4;
+      } else if (len === 127) {
+        if (buf.length < 10) return;
+        len = Number(buf.readBigUInt64BE(2));
+        at = 10;
+      }
+      if (buf.length < at + len) return;
+      const opcode = buf[0] & 15;
+      const text = buf.subarray(at, at + len).toString("utf8");
+      buf = buf.subarray(at + len);
+      if (opcode !== 1) continue;
+      const w = waiting;
+      waiting = undefined;
+      w?.(JSON.parse(text));
+    }
+  });
+  await open;
+  return {
+    ask(name) {
+      return new Promise((resolve) => {
+        waiting = resolve;
+        sock.write(frames[name]);
+      });
+    },
+    close: () => sock.destroy(),
+  };
+}
+
 async function wsClientClass() {
   const require = createRequire(fileURLToPath(import.meta.resolve("@benchmax/server")));
   return (await import(pathToFileURL(require.resolve("ws")).href)).default;
 }
 
-/** A WebSocket session that runs whole episodes back to back. */
-async function wsEpisodes(WebSocket, port, headers) {
+/** The same episodes through the `ws` library's client (a real client library's costs on the shared cores). */
+async function wsLibEpisodes(WebSocket, port, headers) {
   const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, { headers });
   await once(ws, "open");
   const waiters = [];
@@ -315,11 +476,37 @@ async function wsEpisodes(WebSocket, port, headers) {
   };
 }
 
+/** A WebSocket session (raw-socket client) that runs whole episodes back to back. */
+async function wsEpisodes(port, headers) {
+  const c = await rawWsClient(port, headers, {
+    reset: { type: "reset", data: {} },
+    tool: { type: "step", data: { type: "message", content: TOOL_REPLY } },
+    final: { type: "step", data: { type: "message", content: FINAL_REPLY } },
+  });
+  return {
+    async episode() {
+      const reset = await c.ask("reset");
+      if (reset.type !== "observation") throw new Error(`ws reset failed: ${JSON.stringify(reset)}`);
+      for (let i = 0; i < 3; i++) await c.ask("tool");
+      const fin = await c.ask("final");
+      if (fin.data?.done !== true || fin.data?.reward !== 1)
+        throw new Error(`ws episode not scored 1: ${JSON.stringify(fin)}`);
+    },
+    close: c.close,
+  };
+}
+
 /** Whole episodes per second with `clients` concurrent clients running episodes back to back for `ms`. */
 async function episodesPerSecond(makeClient, clients, ms) {
   const cs = await Promise.all(Array.from({ length: clients }, makeClient));
   let count = 0;
   let stop = false;
+  if (process.env.BENCH_SPIN === "1") {
+    const spin = () => {
+      if (!stop) setImmediate(spin);
+    };
+    spin();
+  }
   const loops = cs.map(async (c) => {
     while (!stop) {
       await c.episode();
@@ -348,23 +535,41 @@ async function episodeBench(py, figures, round2) {
     await bmx.stop();
     throw e;
   }
-  const WebSocket = await wsClientClass();
   const auth = { authorization: "Bearer bench-token" };
+  const WebSocket = await wsClientClass();
   const kinds = {
     benchmaxHttp: async () => {
       const c = await rawHttpClient(bmx.port, auth);
       return { episode: () => httpEpisode(c), close: c.close };
     },
     fastapiHttp: async () => {
-      const c = await rawHttpClient(fast.port, {});
+      const c = await rawHttpClient(fast.port, auth);
       return { episode: () => httpEpisode(c), close: c.close };
     },
-    benchmaxWs: () => wsEpisodes(WebSocket, bmx.port, auth),
-    fastapiWs: () => wsEpisodes(WebSocket, fast.port, {}),
+    benchmaxWs: () => wsEpisodes(bmx.port, auth),
+    fastapiWs: () => wsEpisodes(fast.port, auth),
+    benchmaxWsLib: () => wsLibEpisodes(WebSocket, bmx.port, auth),
+    fastapiWsLib: () => wsLibEpisodes(WebSocket, fast.port, auth),
   };
   try {
+    // the same episodes: both servers' answers have the same fields and types (values differ: ids, tokens)
+    const shapes = [];
+    for (const port of [bmx.port, fast.port]) {
+      const c = await rawHttpClient(port, auth);
+      shapes.push(await episodeShapes(c));
+      c.close();
+    }
+    for (const [i, what] of ["reset", "tool step", "final step"].entries()) {
+      if (shapes[0][i] !== shapes[1][i])
+        throw new Error(
+          `the two servers answer a ${what} differently:\n  benchmax ${shapes[0][i]}\n  fastapi  ${shapes[1][i]}`,
+        );
+    }
     const names = Object.keys(kinds);
-    for (const k of names) await episodesPerSecond(kinds[k], EP_CLIENTS, Math.min(WARMUP_MS, 1500));
+    for (const k of names) {
+      log(`warm-up ${k}`);
+      await episodesPerSecond(kinds[k], EP_CLIENTS, Math.min(WARMUP_MS, 1500));
+    }
     const eps = Object.fromEntries(names.map((k) => [k, []]));
     const rounds = Math.max(3, Math.floor(ROUNDS / 2));
     for (let round = 0; round < rounds; round++) {
@@ -374,21 +579,24 @@ async function episodeBench(py, figures, round2) {
       log(`episodes round ${round + 1}: ${names.map((k) => `${k} ${eps[k][round].toFixed(0)}`).join(", ")} episodes/s`);
     }
     const ratio = (a, b) => median(eps[a].map((x, i) => x / eps[b][i]));
-    for (const [transport, a, b] of [
-      ["HTTP", "benchmaxHttp", "fastapiHttp"],
-      ["WebSocket", "benchmaxWs", "fastapiWs"],
+    for (const [id, transport, client, a, b] of [
+      ["http", "HTTP", "raw-socket HTTP/1.1 keep-alive client", "benchmaxHttp", "fastapiHttp"],
+      ["ws", "WebSocket", "raw-socket WebSocket client", "benchmaxWs", "fastapiWs"],
+      ["ws_lib", "WebSocket", "the ws library's client", "benchmaxWsLib", "fastapiWsLib"],
     ]) {
       const r = ratio(a, b);
       figures.push({
-        id: `server.episode_${transport === "HTTP" ? "http" : "ws"}_vs_fastapi`,
-        label: `whole episodes/s over ${transport} (reset, 3 tool steps, final answer, reward; ${EP_CLIENTS} clients) vs FastAPI + uvicorn running the same episodes`,
+        id: `server.episode_${id}_vs_fastapi`,
+        label: `whole episodes/s over ${transport} (reset, 3 tool steps, final answer, reward; ${EP_CLIENTS} clients, ${client}) vs FastAPI + uvicorn running the same episodes`,
         value: Math.round(median(eps[a])),
         unit: "episodes/s",
-        note: `medians of ${rounds} interleaved ${MEASURE_MS} ms rounds; benchmax drives each step through core's Episode engine with bearer + rollout token`,
+        note:
+          `medians of ${rounds} interleaved ${MEASURE_MS} ms rounds; both servers check the bearer and rollout tokens ` +
+          "and send the same observations; the load generator shares the machine's cores with the server",
         goal: ">= 5x FastAPI + uvicorn",
         pass: r >= 5,
         baseline: {
-          label: `FastAPI + uvicorn (1 worker, ${transport === "HTTP" ? "HTTP" : "wsproto"})`,
+          label: `FastAPI + uvicorn (1 worker, ${transport === "HTTP" ? "h11" : "wsproto"})`,
           value: Math.round(median(eps[b])),
         },
         ratio: round2(r),
@@ -571,6 +779,14 @@ async function wsLatency(port, n = 3000) {
 async function main() {
   const figures = [];
   const round2 = (x) => Math.round(x * 100) / 100;
+  if (process.env.BENCH_ONLY === "episodes") {
+    // just the whole-episode comparison (for profiling it)
+    const py = findFastapiPython();
+    if (!py) throw new Error('python3 -c "import fastapi, uvicorn" fails');
+    await episodeBench(py, figures, round2);
+    process.stdout.write(`${JSON.stringify({ area: "server", figures })}\n`);
+    return;
+  }
   log(`concurrency ${CONCURRENCY}, ${ROUNDS} rounds of ${MEASURE_MS} ms each (after ${WARMUP_MS} ms warm-up)`);
   const bmx = await startChild("benchmax");
   const echo = await startChild("echo");

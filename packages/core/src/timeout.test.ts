@@ -51,4 +51,24 @@ describe("withTimeout", () => {
     expect(fired).toBe(0);
     expect(vi.getTimerCount()).toBe(0);
   });
+
+  it("limits of several durations each fire once due (never early), and one stopped mid-lane leaves its neighbours armed", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "performance"] });
+    const fired: string[] = [];
+    const a = startLimit(2000, () => fired.push("a"));
+    const b = startLimit(2000, () => fired.push("b"));
+    startLimit(2000, () => fired.push("c"));
+    startLimit(1500, () => fired.push("short"));
+    await vi.advanceTimersByTimeAsync(1000);
+    startLimit(2000, () => fired.push("d"));
+    stopLimit(b);
+    stopLimit(b); // stopping twice is harmless
+    await vi.advanceTimersByTimeAsync(1100);
+    expect(fired).toEqual(["short", "a", "c"]);
+    stopLimit(a); // after it fired: a no-op
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(fired).toEqual(["short", "a", "c", "d"]);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(vi.getTimerCount()).toBe(0);
+  });
 });

@@ -1,4 +1,12 @@
-import { type AssistantMessage, type Env, EnvError, type ToolResult, textOf } from "@benchmax/core";
+import {
+  type AssistantMessage,
+  type Env,
+  EnvError,
+  type Message,
+  type Task,
+  type ToolResult,
+  textOf,
+} from "@benchmax/core";
 import { badRequest, conflict } from "./http-error.js";
 import type { Rollout, RolloutManager } from "./rollouts.js";
 import { errorTypeOf, frameworkErrorOf, hasTool, observationResult } from "./tool-errors.js";
@@ -10,9 +18,56 @@ export interface StepResult {
   done: boolean;
 }
 
+type OpenEnvTool = { name: string; description: string; input_schema: unknown };
+
+/** Per tool list (an env's `listTools` gives the same array each call): the OpenEnv shape, built once. */
+const openEnvToolCache = new WeakMap<object, OpenEnvTool[]>();
+
 /** The MCP-shaped tool list OpenEnv tool envs return. */
-export function openEnvTools(env: Env): Array<{ name: string; description: string; input_schema: unknown }> {
-  return env.listTools().map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
+export function openEnvTools(env: Env): OpenEnvTool[] {
+  const specs = env.listTools();
+  let tools = openEnvToolCache.get(specs);
+  if (!tools) {
+    tools = specs.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
+    openEnvToolCache.set(specs, tools);
+  }
+  return tools;
+}
+
+/** Per dataset task: the JSON tail of its reset observation, reused while its messages and tools are unchanged. */
+interface ResetTail {
+  messages: Message[];
+  tools: OpenEnvTool[];
+  json: string;
+}
+const resetTails = new WeakMap<Task, ResetTail>();
+
+/** The same conversation: the same message objects, or built ones ({role, content}) with the same text. */
+function sameMessages(a: Message[], b: Message[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x !== y && (x.role !== y.role || x.content !== y.content || Object.keys(x).length !== 2)) return false;
+  }
+  return true;
+}
+
+/**
+ * `JSON.stringify(resetObservation(m, r))`, the same text, built faster: a dataset task's messages (the Hermes
+ * system prompt is the long part) and the tool list are serialized once and reused while they stay the same.
+ */
+export function resetObservationJson(m: RolloutManager, r: Rollout): string {
+  const messages = (r.messages = m.initialMessages(r));
+  const tools = openEnvTools(m.env);
+  let tail = resetTails.get(r.task);
+  if (!tail || tail.tools !== tools || !sameMessages(tail.messages, messages)) {
+    const json = `${JSON.stringify(r.task.id)},"messages":${JSON.stringify(messages)},"tools":${JSON.stringify(tools)}},"reward":null,"done":false}`;
+    tail = { messages, tools, json };
+    // a client's own task is used once: not worth a cache entry
+    if (!m.isClientTask(r.task)) resetTails.set(r.task, tail);
+  }
+  return `{"observation":{"episode_id":${JSON.stringify(r.id)},"rollout_token":${JSON.stringify(r.token)},"task_id":${tail.json}`;
 }
 
 /** The observation of a fresh episode: the conversation to start from and the tools. */
@@ -151,7 +206,8 @@ export async function stepRollout(m: RolloutManager, r: Rollout, action: unknown
   if (r.scoring) throw conflict(`rollout "${r.id}" was already scored; a rollout is scored once`, "ALREADY_SCORED");
   // core's one episode engine runs the step: the env's own action syntax (parseActions), then native / Hermes tool
   // calls, every call in the reply, the turn limit, and the reward when the reply has no call
-  const ep = await m.episodeOf(r);
+  const got = m.episodeOf(r);
+  const ep = got instanceof Promise ? await got : got;
   r.steps++;
   const t0 = performance.now();
   const s = await ep.step(msg);

@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import {
   type AssistantMessage,
   assertFiniteRewards,
@@ -19,6 +19,7 @@ import {
 import { checkHostPaths, resolveHostPaths } from "./host-paths.js";
 import { badRequest, conflict, HttpError, notFound } from "./http-error.js";
 import type { ServerMetrics } from "./metrics.js";
+import { randomBase64url } from "./random-id.js";
 
 /** One live rollout on the server. */
 export interface Rollout {
@@ -74,7 +75,7 @@ export interface RolloutManagerOptions {
 /** Client-chosen episode ids (OpenEnv `reset(episode_id=…)`): they become rollout ids, so no path characters. */
 const EPISODE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._:-]{0,254}$/;
 
-const newId = (prefix: string, bytes: number) => `${prefix}${randomBytes(bytes).toString("base64url")}`;
+const newId = (prefix: string, bytes: number) => `${prefix}${randomBase64url(bytes)}`;
 
 /** The wire shape of a conversation: core's zod schema is the one definition (checked, the objects kept as sent). */
 const MessagesSchema = MessageSchema.array();
@@ -123,6 +124,11 @@ export class RolloutManager {
       this.sweeper = setInterval(() => void this.sweep(), every);
       this.sweeper.unref();
     }
+  }
+
+  /** A task a client sent (`{task}`), not one of the server's dataset. */
+  isClientTask(task: Task): boolean {
+    return this.inline.has(task);
   }
 
   get active(): number {
@@ -293,16 +299,34 @@ export class RolloutManager {
     return r;
   }
 
-  /** Run `fn` marked busy so the idle sweep leaves the rollout alone. */
-  async use<R>(r: Rollout, fn: () => Promise<R>): Promise<R> {
+  /**
+   * Run `fn` marked busy so the idle sweep leaves the rollout alone (the sweep skips a busy rollout, so the idle clock
+   * restarts when the last request on it ends). One `then` rather than an async frame: this wraps every step.
+   */
+  use<R>(r: Rollout, fn: () => Promise<R>): Promise<R> {
     r.busy++;
-    r.lastUsed = Date.now();
+    let p: Promise<R>;
     try {
-      return await fn();
-    } finally {
-      r.busy--;
-      r.lastUsed = Date.now();
+      p = fn();
+    } catch (e) {
+      this.idle(r);
+      return Promise.reject(e);
     }
+    return p.then(
+      (v) => {
+        this.idle(r);
+        return v;
+      },
+      (e: unknown) => {
+        this.idle(r);
+        throw e;
+      },
+    );
+  }
+
+  private idle(r: Rollout): void {
+    r.busy--;
+    r.lastUsed = Date.now();
   }
 
   initialMessages(r: Rollout): Message[] {
@@ -317,7 +341,12 @@ export class RolloutManager {
    * The rollout's episode in core's engine, started on first use: every transport (rollout API `/call` and `/step`,
    * OpenEnv actions, `/ws`, `/mcp`) drives this one state machine. The manager owns the env state (`release: false`).
    */
-  async episodeOf(r: Rollout): Promise<Episode> {
+  episodeOf(r: Rollout): Episode | Promise<Episode> {
+    if (r.episode) return r.episode;
+    return this.startEpisode(r);
+  }
+
+  private async startEpisode(r: Rollout): Promise<Episode> {
     r.episode ??= await Episode.start(this.env, r.task, {
       rolloutId: r.id,
       initialized: true,
@@ -334,7 +363,8 @@ export class RolloutManager {
   /** A direct tool call (rollout API `/call`, OpenEnv `call_tool`, MCP `tools/call`), counted and timed by the engine. */
   async callTool(r: Rollout, call: ToolCallRequest): Promise<ToolResult> {
     if (r.done) throw new HttpError(409, "EPISODE_DONE", `rollout "${r.id}" is done; create a new one`);
-    const ep = await this.episodeOf(r);
+    const got = this.episodeOf(r);
+    const ep = got instanceof Promise ? await got : got;
     if (ep.done) throw new HttpError(409, "EPISODE_DONE", `rollout "${r.id}" ended (${ep.outcome}); create a new one`);
     const t0 = performance.now();
     const res = await ep.callTool(call);

@@ -19,7 +19,7 @@ import {
   listToolsResult,
   NO_EPISODE_STATE,
   openEnvTools,
-  resetObservation,
+  resetObservationJson,
   schemaOf,
   stateOf,
   stepRollout,
@@ -55,6 +55,12 @@ export interface ServeEnvOptions {
 
 /** OpenEnv's own routes: their validation errors are FastAPI's `422 {"detail": [...]}`. */
 const OPENENV_ROUTES = new Set(["/reset", "/step", "/state"]);
+
+function isOpenEnvRoute(url: string | undefined): boolean {
+  if (!url) return false;
+  const q = url.indexOf("?");
+  return OPENENV_ROUTES.has(q < 0 ? url : url.slice(0, q));
+}
 
 export interface EnvServer {
   url: string;
@@ -136,25 +142,28 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
   let inflight = 0;
   let closing = false;
   let drained: (() => void) | undefined;
-  /** Requests to OpenEnv's own routes (their validation errors answer 422 `{detail}`). */
-  const openenvRequests = new WeakSet<IncomingMessage>();
 
-  const send = (res: ServerResponse, status: number, body: unknown) => {
-    const text = JSON.stringify(body);
+  const send = (res: ServerResponse, status: number, body: unknown) => sendJson(res, status, JSON.stringify(body));
+  /** Answer with JSON text already serialized. */
+  const sendJson = (res: ServerResponse, status: number, text: string) => {
     if (status >= 500) metrics.serverErrors++;
     else if (status >= 400) metrics.clientErrors++;
-    res.writeHead(status, {
-      "content-type": JSON_TYPE,
-      "content-length": Buffer.byteLength(text),
-      "x-benchmax-instance": instance,
-    });
+    // a flat [name, value, …] list: no header object to walk on the hot path
+    res.writeHead(status, [
+      "content-type",
+      JSON_TYPE,
+      "content-length",
+      String(Buffer.byteLength(text)),
+      "x-benchmax-instance",
+      instance,
+    ]);
     res.end(text);
   };
 
   const sendError = (res: ServerResponse, e: unknown, req?: IncomingMessage) => {
     if (
       req &&
-      openenvRequests.has(req) &&
+      isOpenEnvRoute(req.url) &&
       e instanceof HttpError &&
       e.status === 400 &&
       (e.code === "VALIDATION_ERROR" || e.code === "INVALID_JSON" || e.code === "MISSING")
@@ -274,7 +283,6 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     const query = q < 0 ? "" : url.slice(q + 1);
     const method = req.method ?? "GET";
 
-    if (OPENENV_ROUTES.has(path)) openenvRequests.add(req);
     if (path === "/health") {
       return send(res, closing ? 503 : 200, {
         status: closing ? "draining" : "healthy",
@@ -430,7 +438,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
           const task = await manager.resolveTask(body);
           const r = await manager.create(task, { id });
           r.viaReset = true;
-          return send(res, 200, resetObservation(manager, r));
+          return sendJson(res, 200, resetObservationJson(manager, r));
         }
         case "/step": {
           const body = await readBody(req, maxBody);
@@ -467,19 +475,23 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     throw notFound(`no route ${method} ${path}`);
   }
 
+  const settled = () => {
+    if (--inflight === 0 && drained) drained();
+  };
   const server: Server = createServer((req, res) => {
     metrics.requests++;
     inflight++;
-    route(req, res)
-      .catch((e) => {
+    // one `then` per request (this is the hot path): settle, or answer the error and settle
+    route(req, res).then(settled, (e: unknown) => {
+      try {
         if (!res.headersSent) sendError(res, e, req);
         else res.destroy();
         // drop the rest of an oversized body
         if (e instanceof HttpError && e.status === 413) req.resume();
-      })
-      .finally(() => {
-        if (--inflight === 0 && drained) drained();
-      });
+      } finally {
+        settled();
+      }
+    });
   });
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;

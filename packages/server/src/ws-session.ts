@@ -5,7 +5,7 @@ import { type WebSocket, WebSocketServer } from "ws";
 import { checkBearer } from "./auth.js";
 import { HttpError } from "./http-error.js";
 import { handleRpc, type RpcContext } from "./mcp-rpc.js";
-import { listToolsResult, NO_EPISODE_STATE, resetObservation, stateOf, stepRollout } from "./openenv.js";
+import { listToolsResult, NO_EPISODE_STATE, resetObservationJson, stateOf, stepRollout } from "./openenv.js";
 import type { Rollout, RolloutManager } from "./rollouts.js";
 
 export interface WsOptions {
@@ -87,6 +87,10 @@ export function attachWebSocket(
     const reply = (type: string, data: unknown) => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type, data }));
     };
+    /** `reply` with `data` already serialized. */
+    const replyJson = (type: string, json: string) => {
+      if (ws.readyState === ws.OPEN) ws.send(`{"type":${JSON.stringify(type)},"data":${json}}`);
+    };
     const fail = (e: unknown, code?: WsCode) => reply("error", { message: errorMessage(e), code: code ?? codeOf(e) });
     const ctx: RpcContext = {
       ...options.rpc,
@@ -123,7 +127,7 @@ export function attachWebSocket(
             if (data.episode_id !== rollout?.id) manager.checkEpisodeId(data.episode_id);
             await drop();
             rollout = await manager.create(task, { id: manager.checkEpisodeId(data.episode_id) });
-            return reply("observation", resetObservation(manager, rollout));
+            return replyJson("observation", resetObservationJson(manager, rollout));
           }
           case "step": {
             const r = rollout;

@@ -1,0 +1,70 @@
+import type { Env, Task } from "@benchmax/core";
+import { describe, expect, it } from "vitest";
+import { ServerMetrics } from "./metrics.js";
+import { resetObservation, resetObservationJson } from "./openenv.js";
+import { RolloutManager } from "./rollouts.js";
+import { calcEnv } from "./test-env.js";
+
+/** A rollout on `task`, its reset JSON from the fast path, and the reference JSON of the same rollout. */
+async function both(m: RolloutManager, task: Task) {
+  const r = await m.create(task);
+  const fast = resetObservationJson(m, r);
+  const reference = JSON.stringify(resetObservation(m, r));
+  await m.release(r);
+  return { fast, reference, r };
+}
+
+describe("resetObservationJson", () => {
+  it("is the reference reset observation's JSON, on a cache miss and on every hit", async () => {
+    const m = new RolloutManager(calcEnv(), new ServerMetrics());
+    const [t1] = await m.tasks();
+    const first = await both(m, t1!);
+    expect(first.fast).toBe(first.reference);
+    const second = await both(m, t1!);
+    expect(second.fast).toBe(second.reference);
+    // the ids and tokens are the rollout's own, never the cached ones
+    expect(JSON.parse(second.fast).observation.episode_id).toBe(second.r.id);
+    expect(JSON.parse(second.fast).observation.rollout_token).toBe(second.r.token);
+    expect(second.r.token).not.toBe(first.r.token);
+    await m.close();
+  });
+
+  it("notices a task or tool list that changed since it was cached", async () => {
+    const env = calcEnv();
+    const m = new RolloutManager(env, new ServerMetrics());
+    const [t1] = await m.tasks();
+    await both(m, t1!);
+    t1!.prompt = "What is 4 + 4?";
+    const afterPrompt = await both(m, t1!);
+    expect(afterPrompt.fast).toBe(afterPrompt.reference);
+    expect(afterPrompt.fast).toContain("What is 4 + 4?");
+    const tools = env.listTools();
+    const fewer = tools.slice(0, 1);
+    (env as Env).listTools = () => fewer;
+    const afterTools = await both(m, t1!);
+    expect(afterTools.fast).toBe(afterTools.reference);
+    expect(JSON.parse(afterTools.fast).observation.tools).toHaveLength(1);
+    await m.close();
+  });
+
+  it("serializes a client's own task (with its own messages) the same way, uncached", async () => {
+    const m = new RolloutManager(calcEnv(), new ServerMetrics());
+    const body = {
+      task: {
+        id: "mine",
+        messages: [
+          { role: "system", content: 'Quote "this"\nand\\that' },
+          { role: "user", content: "2 + 2?" },
+        ],
+        groundTruth: "4",
+      },
+    };
+    for (let i = 0; i < 2; i++) {
+      const task = await m.resolveTask(structuredClone(body));
+      expect(m.isClientTask(task)).toBe(true);
+      const { fast, reference } = await both(m, task);
+      expect(fast).toBe(reference);
+    }
+    await m.close();
+  });
+});
