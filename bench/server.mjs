@@ -444,7 +444,12 @@ async function rawWsClient(port, headers, messages) {
         sock.write(frames[name]);
       });
     },
-    close: () => sock.destroy(),
+    // a close frame (status 1000), masked, then the end of the stream: a clean WebSocket close
+    close: () => {
+      const code = Buffer.from([0x03, 0xe8]);
+      for (let i = 0; i < 2; i++) code[i] ^= mask[i];
+      sock.end(Buffer.concat([Buffer.from([0x88, 0x82]), mask, code]));
+    },
   };
 }
 
@@ -608,11 +613,13 @@ async function episodeBench(py, figures, round2) {
 }
 
 // ---------------------------------------------------------------------------------------------- driver
+/** SIGTERM, and SIGKILL if it has not exited 5 s later (uvicorn's graceful shutdown can wait on a connection). */
 function stopChild(child) {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   const exited = once(child, "exit");
   child.kill("SIGTERM");
-  return exited;
+  const force = setTimeout(() => child.kill("SIGKILL"), 5000);
+  return exited.finally(() => clearTimeout(force));
 }
 
 function startChild(kind) {
