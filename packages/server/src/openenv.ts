@@ -1,12 +1,4 @@
-import {
-  type AssistantMessage,
-  type Env,
-  EnvError,
-  type Message,
-  type Task,
-  type ToolResult,
-  textOf,
-} from "@benchmax/core";
+import { type AssistantMessage, type Env, EnvError, type Message, type ToolResult, textOf } from "@benchmax/core";
 import { badRequest, conflict } from "./http-error.js";
 import type { Rollout, RolloutManager } from "./rollouts.js";
 import { errorTypeOf, frameworkErrorOf, hasTool, observationResult } from "./tool-errors.js";
@@ -20,54 +12,59 @@ export interface StepResult {
 
 type OpenEnvTool = { name: string; description: string; input_schema: unknown };
 
-/** Per tool list (an env's `listTools` gives the same array each call): the OpenEnv shape, built once. */
-const openEnvToolCache = new WeakMap<object, OpenEnvTool[]>();
+/**
+ * Per tool list (an env's `listTools` gives the same array each call): the OpenEnv shape, built once, and rebuilt if
+ * the list grew or shrank in place (McpEnv fills its list as it discovers servers).
+ */
+const openEnvToolCache = new WeakMap<object, { length: number; tools: OpenEnvTool[] }>();
 
 /** The MCP-shaped tool list OpenEnv tool envs return. */
 export function openEnvTools(env: Env): OpenEnvTool[] {
   const specs = env.listTools();
-  let tools = openEnvToolCache.get(specs);
-  if (!tools) {
-    tools = specs.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
-    openEnvToolCache.set(specs, tools);
+  let hit = openEnvToolCache.get(specs);
+  if (!hit || hit.length !== specs.length) {
+    const tools = specs.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
+    hit = { length: specs.length, tools };
+    openEnvToolCache.set(specs, hit);
   }
-  return tools;
+  return hit.tools;
 }
 
-/** Per dataset task: the JSON tail of its reset observation, reused while its messages and tools are unchanged. */
-interface ResetTail {
-  messages: Message[];
-  tools: OpenEnvTool[];
-  json: string;
-}
-const resetTails = new WeakMap<Task, ResetTail>();
+/** A tool list's JSON, once per (cached) OpenEnv tool list. */
+const toolsJson = new WeakMap<OpenEnvTool[], string>();
+/** System prompts' JSON: the long text a reset sends, shared by every task of an env (a few distinct ones). */
+const systemJson = new Map<string, string>();
 
-/** The same conversation: the same message objects, or built ones ({role, content}) with the same text. */
-function sameMessages(a: Message[], b: Message[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i]!;
-    const y = b[i]!;
-    if (x !== y && (x.role !== y.role || x.content !== y.content || Object.keys(x).length !== 2)) return false;
+/** `JSON.stringify(messages)`, with a leading built system message's text serialized once per distinct prompt. */
+function messagesJson(messages: Message[]): string {
+  const first = messages[0];
+  if (first?.role !== "system" || typeof first.content !== "string" || Object.keys(first).length !== 2) {
+    return JSON.stringify(messages);
   }
-  return true;
+  let text = systemJson.get(first.content);
+  if (text === undefined) {
+    if (systemJson.size >= 64) systemJson.clear();
+    text = JSON.stringify(first.content);
+    systemJson.set(first.content, text);
+  }
+  const rest = messages.length > 1 ? `,${JSON.stringify(messages.slice(1)).slice(1, -1)}` : "";
+  return `[{"role":"system","content":${text}}${rest}]`;
 }
 
 /**
- * `JSON.stringify(resetObservation(m, r))`, the same text, built faster: a dataset task's messages (the Hermes
- * system prompt is the long part) and the tool list are serialized once and reused while they stay the same.
+ * `JSON.stringify(resetObservation(m, r))`, the same text, built faster: the Hermes system prompt (the long part)
+ * and the tool list are serialized once and reused; memory stays bounded by the distinct prompts, not the dataset.
  */
 export function resetObservationJson(m: RolloutManager, r: Rollout): string {
   const messages = (r.messages = m.initialMessages(r));
   const tools = openEnvTools(m.env);
-  let tail = resetTails.get(r.task);
-  if (!tail || tail.tools !== tools || !sameMessages(tail.messages, messages)) {
-    const json = `${JSON.stringify(r.task.id)},"messages":${JSON.stringify(messages)},"tools":${JSON.stringify(tools)}},"reward":null,"done":false}`;
-    tail = { messages, tools, json };
-    // a client's own task is used once: not worth a cache entry
-    if (!m.isClientTask(r.task)) resetTails.set(r.task, tail);
+  let tj = toolsJson.get(tools);
+  if (tj === undefined) {
+    tj = JSON.stringify(tools);
+    toolsJson.set(tools, tj);
   }
-  return `{"observation":{"episode_id":${JSON.stringify(r.id)},"rollout_token":${JSON.stringify(r.token)},"task_id":${tail.json}`;
+  const id = JSON.stringify(r.id);
+  return `{"observation":{"episode_id":${id},"rollout_token":${JSON.stringify(r.token)},"task_id":${JSON.stringify(r.task.id)},"messages":${messagesJson(messages)},"tools":${tj}},"reward":null,"done":false}`;
 }
 
 /** The observation of a fresh episode: the conversation to start from and the tools. */

@@ -126,11 +126,6 @@ export class RolloutManager {
     }
   }
 
-  /** A task a client sent (`{task}`), not one of the server's dataset. */
-  isClientTask(task: Task): boolean {
-    return this.inline.has(task);
-  }
-
   get active(): number {
     return this.rollouts.size;
   }
