@@ -6,7 +6,7 @@
 //
 // Usage: node bench/run.mjs [--only area1,area2] [--timeout-s 300] [--out DIR]
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -316,6 +316,7 @@ async function main() {
   }
   const results = { machine, summary: summarize(benchmarks), benchmarks };
   const md = renderMarkdown(results);
+  mkdirSync(opts.out, { recursive: true });
   writeFileSync(join(opts.out, "results.json"), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(join(opts.out, "results.md"), md);
   formatGenerated([join(opts.out, "results.json"), join(opts.out, "results.md")]);
