@@ -292,19 +292,40 @@ async function startFastapiEpisodes(py) {
   throw new Error("uvicorn (episodes) did not start");
 }
 
+/** `name: value\r\n` per header. */
+const headerLines = (headers) =>
+  Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join("");
+
+/** A loopback TCP socket with Nagle off, once connected. */
+function connectRaw(port) {
+  return new Promise((resolve, reject) => {
+    const s = connect(port, "127.0.0.1", () => resolve(s));
+    s.setNoDelay(true);
+    s.once("error", reject);
+  });
+}
+
+/**
+ * Events per second of a running load: skip its first 100 ms (connections opening on the server side), then count
+ * `count()`'s growth over `ms`.
+ */
+async function ratePerSecond(count, ms) {
+  await new Promise((r) => setTimeout(r, 100));
+  const c0 = count();
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, ms));
+  return (count() - c0) / ((performance.now() - t0) / 1000);
+}
+
 /**
  * A keep-alive HTTP/1.1 client on one raw socket (Content-Length framing, one request at a time), so the load
  * generator costs little CPU and the servers are what is measured.
  */
 async function rawHttpClient(port, headers) {
-  const sock = await new Promise((resolve, reject) => {
-    const s = connect(port, "127.0.0.1", () => resolve(s));
-    s.setNoDelay(true);
-    s.once("error", reject);
-  });
-  const extra = Object.entries(headers)
-    .map(([k, v]) => `${k}: ${v}\r\n`)
-    .join("");
+  const sock = await connectRaw(port);
+  const extra = headerLines(headers);
   let buf = Buffer.alloc(0);
   let waiting;
   sock.on("data", (chunk) => {
@@ -373,15 +394,9 @@ async function httpEpisode(client) {
  * must) and sent as is; the server's frames (never masked) are cut from the stream by their length and parsed.
  */
 async function rawWsClient(port, headers, messages) {
-  const sock = await new Promise((resolve, reject) => {
-    const s = connect(port, "127.0.0.1", () => resolve(s));
-    s.setNoDelay(true);
-    s.once("error", reject);
-  });
+  const sock = await connectRaw(port);
   const key = randomBytes(16).toString("base64");
-  const extra = Object.entries(headers)
-    .map(([k, v]) => `${k}: ${v}\r\n`)
-    .join("");
+  const extra = headerLines(headers);
   sock.write(
     `GET /ws HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
       `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n${extra}\r\n`,
@@ -506,6 +521,8 @@ async function episodesPerSecond(makeClient, clients, ms) {
   const cs = await Promise.all(Array.from({ length: clients }, makeClient));
   let count = 0;
   let stop = false;
+  // BENCH_SPIN=1: the load generator busy-polls (never sleeps in epoll), so a server's replies need not wake it. Not
+  // the default: it moved the FastAPI WebSocket baseline erratically; kept to reproduce that comparison.
   if (process.env.BENCH_SPIN === "1") {
     const spin = () => {
       if (!stop) setImmediate(spin);
@@ -518,16 +535,11 @@ async function episodesPerSecond(makeClient, clients, ms) {
       count++;
     }
   });
-  await new Promise((r) => setTimeout(r, 100));
-  const c0 = count;
-  const t0 = performance.now();
-  await new Promise((r) => setTimeout(r, ms));
-  const n = count - c0;
-  const secs = (performance.now() - t0) / 1000;
+  const rate = await ratePerSecond(() => count, ms);
   stop = true;
   await Promise.all(loops);
   for (const c of cs) c.close?.();
-  return n / secs;
+  return rate;
 }
 
 async function episodeBench(py, figures, round2) {
@@ -683,25 +695,13 @@ async function throughput(target, ms = MEASURE_MS) {
   const head =
     `POST ${target.path} HTTP/1.1\r\nHost: 127.0.0.1:${target.port}\r\nConnection: keep-alive\r\n` +
     `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(target.body ?? BODY)}\r\n` +
-    Object.entries(target.headers)
-      .map(([k, v]) => `${k}: ${v}\r\n`)
-      .join("") +
+    headerLines(target.headers) +
     "\r\n";
   const req = Buffer.from(head + (target.body ?? BODY));
   let count = 0;
   let failures = 0;
   let stop = false;
-  const conns = await Promise.all(
-    Array.from(
-      { length: CONCURRENCY },
-      () =>
-        new Promise((resolve, reject) => {
-          const sock = connect(target.port, "127.0.0.1", () => resolve(sock));
-          sock.setNoDelay(true);
-          sock.once("error", reject);
-        }),
-    ),
-  );
+  const conns = await Promise.all(Array.from({ length: CONCURRENCY }, () => connectRaw(target.port)));
   const done = conns.map(
     (sock) =>
       new Promise((resolve) => {
@@ -729,17 +729,11 @@ async function throughput(target, ms = MEASURE_MS) {
         sock.write(req);
       }),
   );
-  // the first answers open the connections' server side; count from here
-  await new Promise((r) => setTimeout(r, 100));
-  const c0 = count;
-  const t0 = performance.now();
-  await new Promise((r) => setTimeout(r, ms));
-  const n = count - c0;
-  const secs = (performance.now() - t0) / 1000;
+  const rate = await ratePerSecond(() => count, ms);
   stop = true;
   await Promise.all(done);
   if (failures) throw new Error(`${failures} requests to ${target.path} did not answer 200`);
-  return n / secs;
+  return rate;
 }
 
 const median = (xs) => {
