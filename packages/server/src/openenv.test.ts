@@ -1,15 +1,25 @@
 import type { Env, Task } from "@benchmax/core";
 import { describe, expect, it } from "vitest";
 import { ServerMetrics } from "./metrics.js";
-import { resetObservation, resetObservationJson } from "./openenv.js";
+import { openEnvTools, resetObservationJson } from "./openenv.js";
 import { RolloutManager } from "./rollouts.js";
 import { calcEnv } from "./test-env.js";
 
-/** A rollout on `task`, its reset JSON from the fast path, and the reference JSON of the same rollout. */
+/** A rollout on `task`, its reset JSON, and the JSON of the observation built as a plain object (the reference). */
 async function both(m: RolloutManager, task: Task) {
   const r = await m.create(task);
   const fast = resetObservationJson(m, r);
-  const reference = JSON.stringify(resetObservation(m, r));
+  const reference = JSON.stringify({
+    observation: {
+      episode_id: r.id,
+      rollout_token: r.token,
+      task_id: r.task.id,
+      messages: m.initialMessages(r),
+      tools: openEnvTools(m.env),
+    },
+    reward: null,
+    done: false,
+  });
   await m.release(r);
   return { fast, reference, r };
 }

@@ -52,8 +52,10 @@ function messagesJson(messages: Message[]): string {
 }
 
 /**
- * `JSON.stringify(resetObservation(m, r))`, the same text, built faster: the Hermes system prompt (the long part)
- * and the tool list are serialized once and reused; memory stays bounded by the distinct prompts, not the dataset.
+ * The observation of a fresh episode, as JSON text: `{observation: {episode_id, rollout_token, task_id, messages,
+ * tools}, reward: null, done: false}` (the conversation to start from and the tools). Built as text because a reset
+ * is on the hot path: the Hermes system prompt (the long part) and the tool list are serialized once and reused;
+ * memory stays bounded by the distinct prompts, not the dataset.
  */
 export function resetObservationJson(m: RolloutManager, r: Rollout): string {
   const messages = (r.messages = m.initialMessages(r));
@@ -63,24 +65,7 @@ export function resetObservationJson(m: RolloutManager, r: Rollout): string {
     tj = JSON.stringify(tools);
     toolsJson.set(tools, tj);
   }
-  const id = JSON.stringify(r.id);
-  return `{"observation":{"episode_id":${id},"rollout_token":${JSON.stringify(r.token)},"task_id":${JSON.stringify(r.task.id)},"messages":${messagesJson(messages)},"tools":${tj}},"reward":null,"done":false}`;
-}
-
-/** The observation of a fresh episode: the conversation to start from and the tools. */
-export function resetObservation(m: RolloutManager, r: Rollout): StepResult {
-  r.messages = m.initialMessages(r);
-  return {
-    observation: {
-      episode_id: r.id,
-      rollout_token: r.token,
-      task_id: r.task.id,
-      messages: r.messages,
-      tools: openEnvTools(m.env),
-    },
-    reward: null,
-    done: false,
-  };
+  return `{"observation":{"episode_id":${JSON.stringify(r.id)},"rollout_token":${JSON.stringify(r.token)},"task_id":${JSON.stringify(r.task.id)},"messages":${messagesJson(messages)},"tools":${tj}},"reward":null,"done":false}`;
 }
 
 /** One entry of a message action's `tool_results`: the text, and for a failed call its OpenEnv ToolErrorType. */
