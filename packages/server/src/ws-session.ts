@@ -84,13 +84,11 @@ export function attachWebSocket(
   function session(ws: WebSocket): void {
     let rollout: Rollout | undefined;
     let queue: Promise<void> = Promise.resolve();
-    const reply = (type: string, data: unknown) => {
-      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type, data }));
-    };
-    /** `reply` with `data` already serialized. */
+    /** Send `{type, data}` with `data` already serialized. */
     const replyJson = (type: string, json: string) => {
       if (ws.readyState === ws.OPEN) ws.send(`{"type":${JSON.stringify(type)},"data":${json}}`);
     };
+    const reply = (type: string, data: unknown) => replyJson(type, JSON.stringify(data));
     const fail = (e: unknown, code?: WsCode) => reply("error", { message: errorMessage(e), code: code ?? codeOf(e) });
     const ctx: RpcContext = {
       ...options.rpc,
