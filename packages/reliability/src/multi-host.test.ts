@@ -21,7 +21,14 @@ import { importOptional, warnSkip } from "./optional.js";
 type Connect = (
   urls: string[],
   o: Record<string, unknown>,
-) => Promise<Env & { endpoints?: Array<{ env: { activeRollouts: number; url: string }; alive: boolean }> }>;
+) => Promise<
+  Env & {
+    endpoints?: Array<{
+      env: { activeRollouts: number; url: string; holds(rolloutId: string): boolean };
+      alive: boolean;
+    }>;
+  }
+>;
 const server = await importOptional<{ connectRemoteEnv?: Connect }>("@benchmax/server");
 const importReason =
   server.reason ??
@@ -125,13 +132,14 @@ describe.skipIf(!!importReason || !!nsReason)("a fleet over network namespaces",
     let finished = 0;
     let killedUrl = "";
     let inFlightOnKilled = 0;
-    const policy = scriptedPolicy<NotesTask>("multi-host", async ({ task, turn }) => {
+    const policy = scriptedPolicy<NotesTask>("multi-host", async ({ task, turn, rolloutId }) => {
       if (turn === 0)
         return { calls: [{ name: "write_file", arguments: { path: "answer.txt", content: task.groundTruth } }] };
       if (turn === 1) {
         if (!killedUrl && finished >= 9) {
-          // kill the host holding the most rollouts right now, with rollouts in flight on it
-          const victim = [...endpoints].sort((a, b) => b.env.activeRollouts - a.env.activeRollouts)[0]!;
+          // kill the host holding this very rollout: its next call (read_file) lands on a dead host whatever the
+          // timing of the others, so at least one retry is certain
+          const victim = endpoints.find((e) => e.env.holds(rolloutId))!;
           killedUrl = victim.env.url;
           inFlightOnKilled = victim.env.activeRollouts;
           await children[urls.indexOf(killedUrl)]!.kill("SIGKILL");

@@ -94,6 +94,11 @@ export class RemoteEnv implements Env {
     return this.handles.size;
   }
 
+  /** Whether this client holds the rollout (it was initialised here and not yet released). */
+  holds(rolloutId: string): boolean {
+    return this.handles.has(rolloutId);
+  }
+
   systemPrompt = (task: Task): string => this.prompts.get(task.id) ?? this.metadata.systemPrompt ?? "";
 
   listTools(): ToolSpec[] {
