@@ -6,12 +6,12 @@
 // against a FastAPI + uvicorn server running the same episodes, and POST /mcp tools/call against the node:http echo.
 // Prints one JSON line on stdout (bench/README.md).
 import { spawn, spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { once } from "node:events";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { Agent, createServer, request } from "node:http";
 import { createRequire } from "node:module";
-import { connect } from "node:net";
+import { connect, createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -262,6 +262,186 @@ async function childEpisodes() {
   };
   const s = await serveEnv(env, { port: 0, token: "bench-token", maxRollouts: 100_000 });
   process.send?.({ port: s.port });
+}
+
+/**
+ * The floor: the same episodes as `childEpisodes` (same bearer and rollout-token checks, same answers, byte for
+ * byte in shape) served by the least Node code that does them, with no engine: node:http and the `ws` library, as
+ * benchmax uses, on one port; and on a second port a WebSocket server on a bare `net` socket (handshake and framing
+ * by hand, no library). What these reach is the most any Node server could show on this machine with this load
+ * generator, so floor / FastAPI is the ceiling for the whole-episode ratio.
+ */
+async function childFloor() {
+  const { hermesSystemPrompt } = await import("@benchmax/core");
+  const require = createRequire(fileURLToPath(import.meta.resolve("@benchmax/server")));
+  const { WebSocketServer } = require("ws");
+  const system = hermesSystemPrompt("Call noop, then answer.", EPISODE_TOOLS);
+  const tools = EPISODE_TOOLS.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
+  const bearer = Buffer.from("Bearer bench-token");
+  const authorized = (h) =>
+    typeof h === "string" && h.length === bearer.length && timingSafeEqual(Buffer.from(h), bearer);
+  const episodes = new Map();
+  const reset = () => {
+    const id = `r_${randomBytes(12).toString("base64url")}`;
+    const token = randomBytes(24).toString("base64url");
+    const messages = [
+      { role: "system", content: system },
+      { role: "user", content: "Say ok" },
+    ];
+    episodes.set(id, { token: Buffer.from(token), messages, steps: 0 });
+    return {
+      observation: { episode_id: id, rollout_token: token, task_id: "t", messages, tools },
+      reward: null,
+      done: false,
+    };
+  };
+  const step = (id, ep, content) => {
+    ep.messages.push({ role: "assistant", content });
+    const turn = ep.steps++;
+    const calls = [...content.matchAll(/<tool_call>([\s\S]*?)<\/tool_call>/g)];
+    if (calls.length) {
+      const tool_results = [];
+      const messages = [];
+      calls.forEach((m, i) => {
+        const call = JSON.parse(m[1]);
+        if (call.name !== "noop" || typeof call.arguments !== "object") throw new Error("bad call");
+        const tool_call_id = `call_${turn}_${i}`;
+        const msg = { role: "tool", tool_call_id, content: "ok", name: call.name };
+        ep.messages.push(msg);
+        messages.push(msg);
+        tool_results.push({ tool_call_id, tool_name: call.name, result: "ok" });
+      });
+      return { observation: { tool_results, messages }, reward: null, done: false };
+    }
+    const answer = /<answer>([\s\S]*?)<\/answer>/.exec(content);
+    const reward = answer?.[1].trim() === "ok" ? 1 : 0;
+    episodes.delete(id);
+    return { observation: { rewards: { exact_match: reward }, passed: reward >= 1 }, reward, done: true };
+  };
+  const checked = (id, token) => {
+    const ep = episodes.get(id);
+    if (!ep || typeof token !== "string" || token.length !== ep.token.length) return undefined;
+    return timingSafeEqual(Buffer.from(token), ep.token) ? ep : undefined;
+  };
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      let status = 200;
+      let out;
+      if (!authorized(req.headers.authorization)) [status, out] = [401, { detail: "wrong bearer token" }];
+      else {
+        const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+        if (req.url === "/reset") out = reset();
+        else {
+          const ep = checked(body.episode_id, body.rollout_token);
+          if (!ep) [status, out] = [403, { detail: "wrong episode or rollout token" }];
+          else out = step(body.episode_id, ep, body.action.content);
+        }
+      }
+      const text = JSON.stringify(out);
+      res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+      res.end(text);
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  // one episode per WebSocket session at a time, as OpenEnv's /ws
+  const session = () => {
+    let id;
+    return (text) => {
+      const msg = JSON.parse(text);
+      let data;
+      if (msg.type === "reset") {
+        data = reset();
+        id = data.observation.episode_id;
+      } else data = step(id, episodes.get(id), msg.data.content);
+      return JSON.stringify({ type: "observation", data });
+    };
+  };
+  const wss = new WebSocketServer({ noServer: true });
+  server.on("upgrade", (req, socket, head) => {
+    if (!authorized(req.headers.authorization)) return socket.destroy();
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const answer = session();
+      ws.on("message", (d) => ws.send(answer(d.toString())));
+    });
+  });
+  const frameOf = (text) => {
+    const out = Buffer.from(text);
+    const n = out.length;
+    return Buffer.concat([n < 126 ? Buffer.from([0x81, n]) : Buffer.from([0x81, 126, n >> 8, n & 255]), out]);
+  };
+  // a WebSocket server on a bare net socket; `open()` makes a connection's handler, which gets each client frame's
+  // mask and (masked) payload and returns the frame to send back
+  const rawWs = (open) =>
+    createNetServer((sock) => {
+      sock.setNoDelay(true);
+      const reply = open();
+      let buf = Buffer.alloc(0);
+      let upgraded = false;
+      sock.on("error", () => {});
+      sock.on("data", (chunk) => {
+        buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
+        if (!upgraded) {
+          const end = buf.indexOf("\r\n\r\n");
+          if (end < 0) return;
+          const head = buf.subarray(0, end).toString("latin1");
+          buf = buf.subarray(end + 4);
+          const key = /\r\nsec-websocket-key: *(\S+)/i.exec(head)?.[1];
+          if (!key || !authorized(/\r\nauthorization: *([^\r]*)/i.exec(head)?.[1])) return sock.destroy();
+          const accept = createHash("sha1").update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC11B65`).digest("base64");
+          sock.write(
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+              `Sec-WebSocket-Accept: ${accept}\r\n\r\n`,
+          );
+          upgraded = true;
+        }
+        // client frames: FIN text frames under 64 KiB, masked (enough for this load generator); a close ends it
+        while (buf.length >= 6) {
+          let len = buf[1] & 127;
+          let at = 2;
+          if (len === 126) {
+            if (buf.length < 8) return;
+            len = buf.readUInt16BE(2);
+            at = 4;
+          }
+          if (buf.length < at + 4 + len) return;
+          const opcode = buf[0] & 15;
+          const mask = buf.subarray(at, at + 4);
+          const payload = buf.subarray(at + 4, at + 4 + len);
+          buf = buf.subarray(at + 4 + len);
+          if (opcode === 8) return sock.end();
+          sock.write(reply(mask, payload));
+        }
+      });
+    });
+  const raw = rawWs(() => {
+    const answer = session();
+    return (mask, masked) => {
+      const payload = Buffer.from(masked);
+      for (let i = 0; i < payload.length; i++) payload[i] ^= mask[i & 3];
+      return frameOf(answer(payload.toString("utf8")));
+    };
+  });
+  // replay: one episode's five answers, framed once and sent in order whatever the client sends (no work at all but
+  // the I/O: what the machine's loopback and Node's sockets allow)
+  const first = reset();
+  const { episode_id: id, rollout_token: token } = first.observation;
+  const script = [
+    first,
+    ...[1, 2, 3].map(() => step(id, checked(id, token), TOOL_REPLY)),
+    step(id, checked(id, token), FINAL_REPLY),
+  ].map((data) => frameOf(JSON.stringify({ type: "observation", data })));
+  const replay = rawWs(() => {
+    let i = 0;
+    return () => script[i++ % script.length];
+  });
+  await Promise.all([server, raw, replay].map((s) => new Promise((r) => s.listen(0, "127.0.0.1", r))));
+  process.send?.({
+    port: server.address().port,
+    rawWsPort: raw.address().port,
+    replayWsPort: replay.address().port,
+  });
 }
 
 async function startFastapiEpisodes(py) {
@@ -544,12 +724,12 @@ async function episodesPerSecond(makeClient, clients, ms) {
 
 async function episodeBench(py, figures, round2) {
   const EP_CLIENTS = Number(process.env.BENCH_EPISODE_CLIENTS ?? 16);
-  const bmx = await startChild("episodes");
+  const [bmx, floor] = await Promise.all([startChild("episodes"), startChild("floor")]);
   let fast;
   try {
     fast = await startFastapiEpisodes(py);
   } catch (e) {
-    await bmx.stop();
+    await Promise.all([bmx.stop(), floor.stop()]);
     throw e;
   }
   const auth = { authorization: "Bearer bench-token" };
@@ -567,20 +747,32 @@ async function episodeBench(py, figures, round2) {
     fastapiWs: () => wsEpisodes(fast.port, auth),
     benchmaxWsLib: () => wsLibEpisodes(WebSocket, bmx.port, auth),
     fastapiWsLib: () => wsLibEpisodes(WebSocket, fast.port, auth),
+    floorHttp: async () => {
+      const c = await rawHttpClient(floor.port, auth);
+      return { episode: () => httpEpisode(c), close: c.close };
+    },
+    floorWs: () => wsEpisodes(floor.port, auth),
+    floorWsNet: () => wsEpisodes(floor.rawWsPort, auth),
+    floorWsReplay: () => wsEpisodes(floor.replayWsPort, auth),
   };
   try {
     // the same episodes: both servers' answers have the same fields and types (values differ: ids, tokens)
     const shapes = [];
-    for (const port of [bmx.port, fast.port]) {
+    for (const port of [bmx.port, fast.port, floor.port]) {
       const c = await rawHttpClient(port, auth);
       shapes.push(await episodeShapes(c));
       c.close();
     }
     for (const [i, what] of ["reset", "tool step", "final step"].entries()) {
-      if (shapes[0][i] !== shapes[1][i])
-        throw new Error(
-          `the two servers answer a ${what} differently:\n  benchmax ${shapes[0][i]}\n  fastapi  ${shapes[1][i]}`,
-        );
+      for (const [j, other] of [
+        [1, "fastapi"],
+        [2, "floor"],
+      ]) {
+        if (shapes[0][i] !== shapes[j][i])
+          throw new Error(
+            `the servers answer a ${what} differently:\n  benchmax ${shapes[0][i]}\n  ${other} ${shapes[j][i]}`,
+          );
+      }
     }
     const names = Object.keys(kinds);
     for (const k of names) {
@@ -619,8 +811,41 @@ async function episodeBench(py, figures, round2) {
         ratio: round2(r),
       });
     }
+    // reference points: the same episodes from minimal Node servers with no engine, against the same FastAPI run
+    for (const [id, server, a, bmxKind] of [
+      ["http", "a minimal node:http server", "floorHttp", "benchmaxHttp"],
+      ["ws", "a minimal node:http + ws server", "floorWs", "benchmaxWs"],
+      [
+        "ws_net",
+        "a minimal WebSocket server on a bare net socket (framing by hand, no library)",
+        "floorWsNet",
+        "benchmaxWs",
+      ],
+      [
+        "ws_replay",
+        "a bare net socket replaying one episode's precomputed frames in order (no parsing, no work: I/O only)",
+        "floorWsReplay",
+        "benchmaxWs",
+      ],
+    ]) {
+      const transport = id === "http" ? "HTTP" : "WebSocket";
+      figures.push({
+        id: `server.episode_${id}_floor_vs_fastapi`,
+        label: `reference: the same episodes over ${transport} from ${server}, no engine (raw-socket client, ${EP_CLIENTS} clients) vs FastAPI + uvicorn`,
+        value: Math.round(median(eps[a])),
+        unit: "episodes/s",
+        note:
+          "no goal: what Node's own I/O reaches against this baseline on this machine and load generator; " +
+          `benchmax reaches ${round2(ratio(bmxKind, a))} of it`,
+        baseline: {
+          label: "FastAPI + uvicorn, the same episodes",
+          value: Math.round(median(eps[id === "http" ? "fastapiHttp" : "fastapiWs"])),
+        },
+        ratio: round2(ratio(a, id === "http" ? "fastapiHttp" : "fastapiWs")),
+      });
+    }
   } finally {
-    await Promise.all([bmx.stop(), fast.stop()]);
+    await Promise.all([bmx.stop(), fast.stop(), floor.stop()]);
   }
 }
 
@@ -636,7 +861,7 @@ function stopChild(child) {
 
 function startChild(kind) {
   const child = spawn(process.execPath, [self, `--child=${kind}`], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  return once(child, "message").then(([m]) => ({ port: m.port, stop: () => stopChild(child) }));
+  return once(child, "message").then(([m]) => ({ ...m, stop: () => stopChild(child) }));
 }
 
 async function freePort() {
@@ -927,5 +1152,6 @@ async function main() {
 const child = process.argv.find((a) => a.startsWith("--child="))?.slice(8);
 if (child === "benchmax" || child === "define-env") await childBenchmax(child);
 else if (child === "episodes") await childEpisodes();
+else if (child === "floor") await childFloor();
 else if (child === "echo") childEcho();
 else await main();
