@@ -377,43 +377,24 @@ async function childFloor() {
     createNetServer((sock) => {
       sock.setNoDelay(true);
       const reply = open();
-      let buf = Buffer.alloc(0);
-      let upgraded = false;
       sock.on("error", () => {});
-      sock.on("data", (chunk) => {
-        buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
-        if (!upgraded) {
-          const end = buf.indexOf("\r\n\r\n");
-          if (end < 0) return;
-          const head = buf.subarray(0, end).toString("latin1");
-          buf = buf.subarray(end + 4);
+      readWsStream(
+        sock,
+        (head) => {
           const key = /\r\nsec-websocket-key: *(\S+)/i.exec(head)?.[1];
-          if (!key || !authorized(/\r\nauthorization: *([^\r]*)/i.exec(head)?.[1])) return sock.destroy();
+          if (!key || !authorized(/\r\nauthorization: *([^\r]*)/i.exec(head)?.[1])) return void sock.destroy();
           const accept = createHash("sha1").update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC11B65`).digest("base64");
           sock.write(
             "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
               `Sec-WebSocket-Accept: ${accept}\r\n\r\n`,
           );
-          upgraded = true;
-        }
-        // client frames: FIN text frames under 64 KiB, masked (enough for this load generator); a close ends it
-        while (buf.length >= 6) {
-          let len = buf[1] & 127;
-          let at = 2;
-          if (len === 126) {
-            if (buf.length < 8) return;
-            len = buf.readUInt16BE(2);
-            at = 4;
-          }
-          if (buf.length < at + 4 + len) return;
-          const opcode = buf[0] & 15;
-          const mask = buf.subarray(at, at + 4);
-          const payload = buf.subarray(at + 4, at + 4 + len);
-          buf = buf.subarray(at + 4 + len);
-          if (opcode === 8) return sock.end();
-          sock.write(reply(mask, payload));
-        }
-      });
+          return true;
+        },
+        (opcode, payload, mask) => {
+          if (opcode === 8) sock.end();
+          else sock.write(reply(mask, payload));
+        },
+      );
     });
   const raw = rawWs(() => {
     const answer = session();
@@ -569,6 +550,47 @@ async function httpEpisode(client) {
 }
 
 /**
+ * Reads a raw WebSocket stream on `sock`: first the HTTP head, handed to `onHead` (true: go on to frames), then each
+ * frame, handed to `onFrame(opcode, payload, mask)` (`mask` undefined when the frame is not masked; the payload as
+ * sent). Enough for the load generators and minimal servers here: whole frames, no fragmentation.
+ */
+function readWsStream(sock, onHead, onFrame) {
+  let buf = Buffer.alloc(0);
+  let upgraded = false;
+  sock.on("data", (chunk) => {
+    buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
+    if (!upgraded) {
+      const end = buf.indexOf("\r\n\r\n");
+      if (end < 0) return;
+      const head = buf.subarray(0, end).toString("latin1");
+      buf = buf.subarray(end + 4);
+      if (!onHead(head)) return;
+      upgraded = true;
+    }
+    while (buf.length >= 2) {
+      let len = buf[1] & 127;
+      let at = 2;
+      if (len === 126) {
+        if (buf.length < 4) return;
+        len = buf.readUInt16BE(2);
+        at = 4;
+      } else if (len === 127) {
+        if (buf.length < 10) return;
+        len = Number(buf.readBigUInt64BE(2));
+        at = 10;
+      }
+      const mask = buf[1] & 128 ? buf.subarray(at, at + 4) : undefined;
+      const start = mask ? at + 4 : at;
+      if (buf.length < start + len) return;
+      const opcode = buf[0] & 15;
+      const payload = buf.subarray(start, start + len);
+      buf = buf.subarray(start + len);
+      onFrame(opcode, payload, mask);
+    }
+  });
+}
+
+/**
  * A WebSocket client on one raw socket, as light as `rawHttpClient`: RFC 6455 handshake, then text frames. The
  * episode's messages never change, so each is masked once per connection (a random key per connection, as a client
  * must) and sent as is; the server's frames (never masked) are cut from the stream by their length and parsed.
@@ -591,46 +613,26 @@ async function rawWsClient(port, headers, messages) {
     return Buffer.concat([head, mask, payload]);
   };
   const frames = Object.fromEntries(Object.entries(messages).map(([k, m]) => [k, frame(JSON.stringify(m))]));
-  let buf = Buffer.alloc(0);
-  let upgraded = false;
   let waiting;
   let opened;
   const open = new Promise((resolve, reject) => {
     opened = { resolve, reject };
   });
-  sock.on("data", (chunk) => {
-    buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
-    if (!upgraded) {
-      const end = buf.indexOf("\r\n\r\n");
-      if (end < 0) return;
-      const head = buf.subarray(0, end).toString("latin1");
-      buf = buf.subarray(end + 4);
-      if (!head.startsWith("HTTP/1.1 101")) return opened.reject(new Error(`no upgrade: ${head.split("\r\n")[0]}`));
-      upgraded = true;
+  readWsStream(
+    sock,
+    (head) => {
+      if (!head.startsWith("HTTP/1.1 101"))
+        return void opened.reject(new Error(`no upgrade: ${head.split("\r\n")[0]}`));
       opened.resolve();
-    }
-    while (buf.length >= 2) {
-      let len = buf[1] & 127;
-      let at = 2;
-      if (len === 126) {
-        if (buf.length < 4) return;
-        len = buf.readUInt16BE(2);
-        at = 4;
-      } else if (len === 127) {
-        if (buf.length < 10) return;
-        len = Number(buf.readBigUInt64BE(2));
-        at = 10;
-      }
-      if (buf.length < at + len) return;
-      const opcode = buf[0] & 15;
-      const text = buf.subarray(at, at + len).toString("utf8");
-      buf = buf.subarray(at + len);
-      if (opcode !== 1) continue;
+      return true;
+    },
+    (opcode, payload) => {
+      if (opcode !== 1) return;
       const w = waiting;
       waiting = undefined;
-      w?.(JSON.parse(text));
-    }
-  });
+      w?.(JSON.parse(payload.toString("utf8")));
+    },
+  );
   await open;
   return {
     ask(name) {
