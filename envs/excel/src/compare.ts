@@ -7,11 +7,12 @@
  * accepts, so only cells present in either file are visited — huge ranges cost nothing extra.
  */
 
+import { columnLetters } from "./column-letters.js";
 import { type EngineOptions, RecalcBudgetError } from "./formula-engine.js";
 import { LazyRecalc } from "./lazy-recalc.js";
 import { compareCellValue, pyValueRepr } from "./py-values.js";
 import { PyError } from "./python.js";
-import { cellKey, columnLetters, type Rect, type SheetCells, XlsxReadError, XlsxValues } from "./xlsx-values.js";
+import { cellKey, type Rect, type SheetCells, XlsxReadError, XlsxValues } from "./xlsx-values.js";
 
 /** One comma-separated part of an answer_position, as the official code reads it. */
 export interface PositionPart {

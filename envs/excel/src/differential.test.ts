@@ -7,11 +7,12 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { columnIndex } from "./column-letters.js";
 import { compareWorkbooks } from "./compare.js";
 import { pythonWithOpenpyxl } from "./py-env.js";
 import { transformValue } from "./py-values.js";
 import { rawSheetXlsx } from "./raw-xlsx.js";
-import { cellKey, columnIndex, XlsxValues } from "./xlsx-values.js";
+import { cellKey, XlsxValues } from "./xlsx-values.js";
 
 const py = pythonWithOpenpyxl();
 if (!py.available) console.warn(`[env-excel] skipping openpyxl cross-checks: ${py.reason}`);

@@ -5,6 +5,7 @@
  * formulas are expanded, array (CSE) formulas are evaluated as arrays and fill their area, defined names resolve.
  */
 import { createRequire } from "node:module";
+import { columnIndex, columnLetters } from "./column-letters.js";
 import {
   type EngineOptions,
   type EngineVal,
@@ -14,16 +15,7 @@ import {
 } from "./formula-engine.js";
 import { fromExcel, type PyValue } from "./py-values.js";
 import { PyError } from "./python.js";
-import {
-  cellKey,
-  columnIndex,
-  columnLetters,
-  type RawCell,
-  type Rect,
-  type SheetCells,
-  type TableDef,
-  type XlsxValues,
-} from "./xlsx-values.js";
+import { cellKey, type RawCell, type Rect, type SheetCells, type TableDef, type XlsxValues } from "./xlsx-values.js";
 
 const require = createRequire(import.meta.url);
 const { slideFormula } = require("exceljs/lib/utils/shared-formula.js") as {

@@ -2,6 +2,7 @@
 
 import { ToolError } from "@benchmax/core";
 import ExcelJS from "exceljs";
+import { columnIndex, columnLetters } from "./column-letters.js";
 
 export type Workbook = ExcelJS.Workbook;
 export type Worksheet = ExcelJS.Worksheet;
@@ -30,21 +31,8 @@ export async function saveWorkbook(wb: Workbook): Promise<Buffer> {
 
 // --- addresses ---------------------------------------------------------------------------------------------
 
-export function colToNumber(letters: string): number {
-  let n = 0;
-  for (const ch of letters.toUpperCase()) n = n * 26 + (ch.charCodeAt(0) - 64);
-  return n;
-}
-
-export function numberToCol(n: number): string {
-  let s = "";
-  while (n > 0) {
-    const r = (n - 1) % 26;
-    s = String.fromCharCode(65 + r) + s;
-    n = Math.floor((n - 1) / 26);
-  }
-  return s;
-}
+/** The column number of letters in either case (`ab` → 28). */
+export const colToNumber = (letters: string): number => columnIndex(letters.toUpperCase());
 
 export interface Box {
   top: number;
@@ -81,7 +69,7 @@ export function parseRangeRef(ref: string, arg = "range"): Box {
   };
 }
 
-export const addr = (row: number, col: number) => `${numberToCol(col)}${row}`;
+export const addr = (row: number, col: number) => `${columnLetters(col)}${row}`;
 
 /** A sheet by name, or the first sheet when no name is given; a ToolError listing the sheets otherwise. */
 export function getSheet(wb: Workbook, name: string | undefined): Worksheet {

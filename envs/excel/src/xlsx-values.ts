@@ -4,6 +4,7 @@
  * (workbook, rels, styles, shared strings on first use, and the named sheets), and only cells inside the asked-for
  * rectangles are decoded.
  */
+import { columnIndex } from "./column-letters.js";
 import { castNumber, fromExcel, fromISO8601, type PyValue } from "./py-values.js";
 import { PyError, pyIntFromString } from "./python.js";
 import { ZipReader } from "./zip.js";
@@ -210,22 +211,6 @@ interface SheetEntry {
 }
 
 const COORD = /^([A-Z]{1,3})(\d+)$/;
-
-export function columnIndex(letters: string): number {
-  let n = 0;
-  for (let i = 0; i < letters.length; i++) n = n * 26 + (letters.charCodeAt(i) - 64);
-  return n;
-}
-
-export function columnLetters(n: number): string {
-  let s = "";
-  while (n > 0) {
-    const r = (n - 1) % 26;
-    s = String.fromCharCode(65 + r) + s;
-    n = Math.floor((n - 1) / 26);
-  }
-  return s;
-}
 
 /** One cell as found in the sheet XML. */
 export interface RawCell {
