@@ -50,7 +50,15 @@ export function parseRowsText(text: string, path: string): RawRow[] {
   return parseJsonl(text, path);
 }
 
-function parseJsonl(text: string, path: string): RawRow[] {
+/**
+ * JSONL rows, a line each (blank lines skipped). A malformed line throws a DatasetError naming it, or, given
+ * `onBad`, is reported there and skipped.
+ */
+function parseJsonl(
+  text: string,
+  path: string,
+  onBad?: (where: string, line: number, message: string) => void,
+): RawRow[] {
   const out: RawRow[] = [];
   const lines = text.split("\n");
   for (let i = 0; i < lines.length; i++) {
@@ -60,7 +68,9 @@ function parseJsonl(text: string, path: string): RawRow[] {
     try {
       out.push({ row: JSON.parse(line), where, line: i + 1 });
     } catch (e) {
-      throw new DatasetError(`malformed JSON line: ${(e as Error).message}`, where);
+      const message = `malformed JSON line: ${(e as Error).message}`;
+      if (!onBad) throw new DatasetError(message, where);
+      onBad(where, i + 1, message);
     }
   }
   return out;
@@ -173,18 +183,12 @@ export async function validateRows(
     }
   } else {
     // JSONL: every malformed line is reported, and the rest still checked
-    const lines = body.split("\n");
-    for (let i = 0; i < lines.length; i++) {
-      const l = lines[i]!.trim();
-      if (!l) continue;
-      const where = `${path}:${i + 1}`;
-      try {
-        rows.push({ row: JSON.parse(l), where, line: i + 1 });
-      } catch (e) {
+    rows.push(
+      ...parseJsonl(body, path, (where, line, message) => {
         report.total++;
-        fail(where, i + 1, `malformed JSON line: ${(e as Error).message}`);
-      }
-    }
+        fail(where, line, message);
+      }),
+    );
   }
   const ids = new Map<string, string>();
   for (const r of rows) {
