@@ -28,20 +28,10 @@ export interface FixtureTask {
   plan: TaskPlan;
 }
 
-const MONTHS = [
-  "January",
-  "February",
-  "March",
-  "April",
-  "May",
-  "June",
-  "July",
-  "August",
-  "September",
-  "October",
-  "November",
-  "December",
-];
+/** January … December (the English names, as Excel's format codes and Salesforce's dates use). */
+const MONTHS = Array.from({ length: 12 }, (_, m) =>
+  new Date(Date.UTC(2000, m, 1)).toLocaleString("en-US", { month: "long", timeZone: "UTC" }),
+);
 
 function rowsOf(result: unknown): Array<Record<string, unknown>> {
   if (Array.isArray(result)) return result as Array<Record<string, unknown>>;

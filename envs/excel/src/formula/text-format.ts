@@ -4,20 +4,10 @@ import { ERR } from "./values.js";
 
 type Tok = { lit: string } | { code: string };
 
-const MONTHS = [
-  "January",
-  "February",
-  "March",
-  "April",
-  "May",
-  "June",
-  "July",
-  "August",
-  "September",
-  "October",
-  "November",
-  "December",
-];
+/** January … December (the English names, as Excel's format codes and Salesforce's dates use). */
+const MONTHS = Array.from({ length: 12 }, (_, m) =>
+  new Date(Date.UTC(2000, m, 1)).toLocaleString("en-US", { month: "long", timeZone: "UTC" }),
+);
 const DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
 
 function splitSections(fmt: string): string[] {
