@@ -1,6 +1,6 @@
-import { readdir, readFile, stat } from "node:fs/promises";
-import { basename, extname, join, relative } from "node:path";
-import { DatasetError } from "@benchmax/core";
+import { readFile, stat } from "node:fs/promises";
+import { basename, extname, relative } from "node:path";
+import { DatasetError, listCorpusFiles } from "@benchmax/core";
 import { htmlToText } from "./html-text.js";
 
 /** One document of an offline corpus. */
@@ -11,8 +11,6 @@ export interface CorpusDoc {
   /** Where it came from (`file:line` or a file path), for error messages. */
   where?: string;
 }
-
-const TEXT_EXT = new Set([".txt", ".md", ".markdown", ".html", ".htm"]);
 
 /** Load a corpus: a JSONL file of `{title, text, url?}` lines, or a folder of .txt / .md / .html files. */
 export async function loadCorpus(path: string): Promise<CorpusDoc[]> {
@@ -57,25 +55,12 @@ export function parseCorpusJsonl(text: string, path: string): CorpusDoc[] {
   return out;
 }
 
-async function walk(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  const entries = await readdir(dir, { withFileTypes: true });
-  entries.sort((a, b) => a.name.localeCompare(b.name));
-  for (const e of entries) {
-    if (e.name.startsWith(".")) continue;
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await walk(p)));
-    else if (e.isFile() && TEXT_EXT.has(extname(e.name).toLowerCase())) out.push(p);
-  }
-  return out;
-}
-
 function titleFromName(file: string): string {
   return basename(file, extname(file)).replace(/[_]+/g, " ").trim();
 }
 
 async function loadFolder(dir: string): Promise<CorpusDoc[]> {
-  const files = await walk(dir);
+  const files = await listCorpusFiles(dir);
   const docs: CorpusDoc[] = [];
   for (const file of files) {
     const where = relative(process.cwd(), file) || file;

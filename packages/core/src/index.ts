@@ -1,5 +1,6 @@
 export * from "./aggregate.js";
 export * from "./answer.js";
+export * from "./corpus-files.js";
 export * from "./dataset.js";
 export * from "./define-env.js";
 export * from "./env.js";

@@ -1,6 +1,6 @@
-import { readdir, readFile, stat } from "node:fs/promises";
-import { basename, extname, join, relative } from "node:path";
-import { DatasetError, UsageError } from "@benchmax/core";
+import { readFile, stat } from "node:fs/promises";
+import { basename, extname, relative } from "node:path";
+import { DatasetError, listCorpusFiles, UsageError } from "@benchmax/core";
 import * as cheerio from "cheerio";
 
 /** One document of a corpus. `id` is stable across runs (the JSONL id/title or the file's relative path). */
@@ -11,8 +11,6 @@ export interface CorpusDoc {
   /** Where it came from: `file:line` or a file path. */
   where: string;
 }
-
-export const CORPUS_EXTENSIONS = [".txt", ".md", ".markdown", ".html", ".htm"];
 
 /** Plain text of an HTML page (scripts and styles dropped, block elements on their own lines). */
 export function htmlToText(html: string): { title: string; text: string } {
@@ -80,19 +78,6 @@ export function parseCorpusJsonl(content: string, file: string): CorpusDoc[] {
   return docs;
 }
 
-async function walk(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  const entries = await readdir(dir, { withFileTypes: true });
-  entries.sort((a, b) => a.name.localeCompare(b.name));
-  for (const e of entries) {
-    if (e.name.startsWith(".")) continue;
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await walk(p)));
-    else if (CORPUS_EXTENSIONS.includes(extname(e.name).toLowerCase())) out.push(p);
-  }
-  return out;
-}
-
 async function readText(file: string): Promise<string> {
   try {
     return await readFile(file, "utf8");
@@ -118,9 +103,8 @@ export async function loadCorpus(path: string): Promise<CorpusDoc[]> {
   let docs: CorpusDoc[];
   if (s.isDirectory()) {
     docs = [];
-    for (const file of await walk(path)) {
+    for (const file of await listCorpusFiles(path)) {
       const ext = extname(file).toLowerCase();
-      if (!CORPUS_EXTENSIONS.includes(ext)) continue;
       const raw = await readText(file);
       const rel = relative(path, file);
       if (ext === ".html" || ext === ".htm") {

@@ -1,5 +1,7 @@
+/** Re-exported from core, where corpus folders are listed. */
+export { CORPUS_EXTENSIONS } from "@benchmax/core";
 export { type Chunk, type ChunkOptions, chunkCorpus, chunkDocument } from "./chunk.js";
-export { CORPUS_EXTENSIONS, type CorpusDoc, htmlToText, loadCorpus, parseCorpusJsonl } from "./corpus.js";
+export { type CorpusDoc, htmlToText, loadCorpus, parseCorpusJsonl } from "./corpus.js";
 export { answerInSpan, canonicalSpan, normalizeAnswer, questionKey, spanOccursIn } from "./grounding.js";
 export { luhnValid, PII_PLACEHOLDERS, type PiiCounts, type PiiKind, PiiScrubber, scrubPii } from "./pii.js";
 export {
