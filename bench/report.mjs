@@ -20,7 +20,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { readResults, summarize } from "@benchmax/core";
+import { readResults, seededRandom as rng, summarize } from "@benchmax/core";
 import { writeReportFiles } from "@benchmax/report";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -28,18 +28,6 @@ const log = (...a) => console.error("[report]", ...a);
 const figures = [];
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const CHROMIUM = process.env.BENCHMAX_CHROMIUM ?? "/usr/bin/chromium";
-
-/** Deterministic PRNG (mulberry32). */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SYSTEM =
   "You are a careful research assistant. Answer with the tools; put the final answer in <answer></answer>.\n\n# Tools\n" +

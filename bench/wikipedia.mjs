@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { runMany } from "@benchmax/core";
+import { runMany, seededRandom } from "@benchmax/core";
 import {
   contextDocs,
   createWikipediaEnv,
@@ -31,17 +31,7 @@ const figures = [];
 const round = (x, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
 
 // ---------- a deterministic synthetic corpus ----------
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rand = mulberry32(7);
+const rand = seededRandom(7);
 const SYL = (
   "ka lo mi ra ven tor bel dun esk hal is jor kel lun mir nor ol pel quar ros salt tib um van wex yar zel bra cin " +
   "dros em far gil ath bor cal dre fen gor hes ith"
@@ -106,7 +96,7 @@ gc();
 const heapMb = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
 log(`index built in ${round(buildMs / 1000, 2)} s, +${round(heapMb, 0)} MB heap`);
 
-const qr = mulberry32(99);
+const qr = seededRandom(99);
 const pickDoc = () => docs[Math.floor(qr() * docs.length)];
 const queries = [];
 const kindNames = ["entity name", "entity + common word", "question-like", "distinctive body words"];

@@ -1,16 +1,11 @@
-/** A small seeded PRNG (mulberry32) so the org and its tasks are the same for the same seed. */
+import { seededRandom } from "@benchmax/core";
+
+/** A small seeded PRNG (core's mulberry32) so the org and its tasks are the same for the same seed. */
 export class Prng {
-  private s: number;
-  constructor(seed: number) {
-    this.s = seed >>> 0 || 0x9e3779b9;
-  }
   /** A float in [0, 1). */
-  next(): number {
-    this.s = (this.s + 0x6d2b79f5) >>> 0;
-    let t = this.s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  readonly next: () => number;
+  constructor(seed: number) {
+    this.next = seededRandom(seed >>> 0 || 0x9e3779b9);
   }
   /** An integer in [lo, hi]. */
   int(lo: number, hi: number): number {

@@ -18,22 +18,13 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { seededRandom } from "@benchmax/core";
 
 const outArg = process.argv.indexOf("--out");
 const OUT = outArg > 0 ? process.argv[outArg + 1] : join(dirname(fileURLToPath(import.meta.url)), "..", "fixtures");
 
 // ---------- deterministic randomness ----------
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rand = mulberry32(20261123);
+const rand = seededRandom(20261123);
 const int = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1));
 const pick = (arr) => arr[Math.floor(rand() * arr.length)];
 function shuffle(arr) {

@@ -24,6 +24,7 @@ export * from "./rubric.js";
 export * from "./run-many.js";
 export * from "./schemas.js";
 export * from "./score.js";
+export * from "./seeded-random.js";
 export * from "./summary.js";
 export * from "./timeout.js";
 export * from "./tool.js";

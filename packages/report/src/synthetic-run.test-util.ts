@@ -1,18 +1,6 @@
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { type Message, type RolloutResult, summarize } from "@benchmax/core";
-
-/** A small deterministic PRNG (mulberry32), so a synthetic run is the same every time. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { type Message, type RolloutResult, seededRandom as rng, summarize } from "@benchmax/core";
 
 const SYSTEM = [
   "You are a careful research assistant. Answer the question using the tools; put the final answer in",

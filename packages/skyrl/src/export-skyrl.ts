@@ -1,7 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { buildInitialMessages, type Env, type Task, textOf, UsageError } from "@benchmax/core";
+import { buildInitialMessages, type Env, seededRandom, type Task, textOf, UsageError } from "@benchmax/core";
 import { type SkyrlRow, writeSkyrlParquet } from "./parquet.js";
 import { absolutePathsIn, commonRoot, relativizePaths } from "./portable-paths.js";
 import { writeShim } from "./shim.js";
@@ -55,14 +55,7 @@ export function parseSplit(spec: string | undefined): number {
 
 function shuffled<T>(items: T[], seed: number): T[] {
   const out = [...items];
-  let s = seed >>> 0 || 0x9e3779b9;
-  const rand = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rand = seededRandom(seed >>> 0 || 0x9e3779b9);
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(rand() * (i + 1));
     [out[i], out[j]] = [out[j]!, out[i]!];

@@ -1,0 +1,15 @@
+/**
+ * A seeded pseudo-random source (mulberry32: 32-bit state, period 2^32): the same seed gives the same sequence of
+ * floats in [0, 1) on every machine and Node version, for reproducible task orders, splits and generated fixtures.
+ * Not for secrets.
+ */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
