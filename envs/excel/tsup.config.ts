@@ -1,14 +1,10 @@
 import { defineConfig } from "tsup";
+import { benchmaxTsup } from "../../shared/tsup.preset.ts";
 
 export default defineConfig([
   {
     // compare-worker: the scorer's worker threads (src/compare-pool.ts) load it beside index.js
-    entry: { index: "src/index.ts", "compare-worker": "src/compare-worker.ts" },
-    format: ["esm"],
-    dts: true,
-    sourcemap: true,
-    clean: true,
-    target: "node20",
+    ...benchmaxTsup({ index: "src/index.ts", "compare-worker": "src/compare-worker.ts" }),
   },
   {
     // run_code's sandbox reads exceljs from this one file, never from a package folder

@@ -1,10 +1,4 @@
 import { defineConfig } from "tsup";
+import { benchmaxTsup } from "../../shared/tsup.preset.ts";
 
-export default defineConfig({
-  entry: ["src/index.ts"],
-  format: ["esm"],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: "node20",
-});
+export default defineConfig(benchmaxTsup());
