@@ -5,6 +5,7 @@
  * rectangles are decoded.
  */
 import { columnIndex } from "./column-letters.js";
+import type { TableArea } from "./formula/evaluate.js";
 import { castNumber, fromExcel, fromISO8601, type PyValue } from "./py-values.js";
 import { PyError, pyIntFromString } from "./python.js";
 import { ZipReader } from "./zip.js";
@@ -15,16 +16,8 @@ export class XlsxReadError extends Error {
 }
 
 /** A table's area (header and totals rows included) and its column names. */
-export interface TableDef {
+export interface TableDef extends TableArea {
   name: string;
-  sheet: string;
-  r1: number;
-  c1: number;
-  r2: number;
-  c2: number;
-  headerRows: number;
-  totalsRows: number;
-  columns: string[];
 }
 
 /** A rectangle of cells, 1-based and inclusive. */
@@ -373,60 +366,18 @@ export class XlsxValues {
     if (!entry) throw new XlsxReadError(`no worksheet named ${JSON.stringify(sheet)}`);
     const out: SheetCells = new Map();
     if (rects.length === 0) return out;
-    const xml = this.zip.readText(entry.part);
     const inside = (row: number, col: number) => {
       for (const r of rects) if (row >= r.minRow && row <= r.maxRow && col >= r.minCol && col <= r.maxCol) return true;
       return false;
     };
     const styles = this.getStyles();
-    const re = /<(?:[A-Za-z_][\w.-]*:)?(row|c|mergeCell)\b([^>]*)>/g;
-    let rowCounter = 0;
-    let colCounter = 0;
-    for (let m = re.exec(xml); m; m = re.exec(xml)) {
-      const tag = m[1]!;
-      const selfClosing = m[2]!.endsWith("/");
-      if (tag === "row") {
-        const r = parseAttrs(m[2]!).r;
-        if (r !== undefined) {
-          const n = Number(r);
-          if (!Number.isInteger(n)) throw new XlsxReadError(`${r} is not a valid row number`);
-          rowCounter = n;
-        } else rowCounter++;
-        colCounter = 0;
-        continue;
-      }
-      if (tag === "mergeCell") {
-        const ref = parseAttrs(m[2]!).ref;
-        if (ref) this.applyMerge(out, ref, inside);
-        continue;
-      }
-      // a cell
-      let inner = "";
-      if (!selfClosing) {
-        const prefix = /^<([\w.-]+:)?/.exec(m[0])?.[1] ?? "";
-        const close = `</${prefix}c>`;
-        const end = xml.indexOf(close, re.lastIndex);
-        if (end < 0) throw new XlsxReadError(`unterminated <c> element in ${entry.part}`);
-        inner = xml.slice(re.lastIndex, end);
-        re.lastIndex = end + close.length;
-      }
-      const a = parseAttrs(m[2]!);
-      let row: number;
-      let col: number;
-      if (a.r) {
-        const cm = COORD.exec(a.r);
-        if (!cm) throw new XlsxReadError(`invalid cell reference ${JSON.stringify(a.r)} in ${entry.part}`);
-        col = columnIndex(cm[1]!);
-        row = Number(cm[2]);
-        colCounter = col;
-      } else {
-        colCounter++;
-        row = rowCounter;
-        col = colCounter;
-      }
-      if (!inside(row, col)) continue;
-      out.set(cellKey(row, col), this.cellValue(a, inner, styles, entry.part));
-    }
+    this.scanSheet(
+      entry.part,
+      (ref) => this.applyMerge(out, ref, inside),
+      (a, inner, row, col) => {
+        if (inside(row, col)) out.set(cellKey(row, col), this.cellValue(a, inner, styles, entry.part));
+      },
+    );
     return out;
   }
 
@@ -445,23 +396,48 @@ export class XlsxValues {
     if (!entry) throw new XlsxReadError(`no worksheet named ${JSON.stringify(sheet)}`);
     const cells = new Map<number, RawCell>();
     const merges: string[] = [];
-    const xml = this.zip.readText(entry.part);
+    let maxRow = 0;
+    let maxCol = 0;
+    this.scanSheet(
+      entry.part,
+      (ref) => merges.push(ref),
+      (a, inner, row, col) => {
+        if (row > maxRow) maxRow = row;
+        if (col > maxCol) maxCol = col;
+        cells.set(cellKey(row, col), { a, inner, row, col });
+      },
+    );
+    return { cells, merges, part: entry.part, maxRow, maxCol };
+  }
+
+  /**
+   * Walk a worksheet part's XML in document order: each merged range's ref to `onMerge`, each cell's attributes,
+   * inner XML and position to `onCell` (a cell or row without `r` follows the one before it, as openpyxl reads it).
+   */
+  private scanSheet(
+    part: string,
+    onMerge: (ref: string) => void,
+    onCell: (a: Record<string, string>, inner: string, row: number, col: number) => void,
+  ): void {
+    const xml = this.zip.readText(part);
     const re = /<(?:[A-Za-z_][\w.-]*:)?(row|c|mergeCell)\b([^>]*)>/g;
     let rowCounter = 0;
     let colCounter = 0;
-    let maxRow = 0;
-    let maxCol = 0;
     for (let m = re.exec(xml); m; m = re.exec(xml)) {
       const tag = m[1]!;
       if (tag === "row") {
         const r = parseAttrs(m[2]!).r;
-        rowCounter = r !== undefined ? Number(r) : rowCounter + 1;
+        if (r !== undefined) {
+          const n = Number(r);
+          if (!Number.isInteger(n)) throw new XlsxReadError(`${r} is not a valid row number`);
+          rowCounter = n;
+        } else rowCounter++;
         colCounter = 0;
         continue;
       }
       if (tag === "mergeCell") {
         const ref = parseAttrs(m[2]!).ref;
-        if (ref) merges.push(ref);
+        if (ref) onMerge(ref);
         continue;
       }
       let inner = "";
@@ -469,7 +445,7 @@ export class XlsxValues {
         const prefix = /^<([\w.-]+:)?/.exec(m[0])?.[1] ?? "";
         const close = `</${prefix}c>`;
         const end = xml.indexOf(close, re.lastIndex);
-        if (end < 0) throw new XlsxReadError(`unterminated <c> element in ${entry.part}`);
+        if (end < 0) throw new XlsxReadError(`unterminated <c> element in ${part}`);
         inner = xml.slice(re.lastIndex, end);
         re.lastIndex = end + close.length;
       }
@@ -478,16 +454,13 @@ export class XlsxValues {
       let col = colCounter + 1;
       if (a.r) {
         const cm = COORD.exec(a.r);
-        if (!cm) throw new XlsxReadError(`invalid cell reference ${JSON.stringify(a.r)} in ${entry.part}`);
+        if (!cm) throw new XlsxReadError(`invalid cell reference ${JSON.stringify(a.r)} in ${part}`);
         col = columnIndex(cm[1]!);
         row = Number(cm[2]);
       }
       colCounter = col;
-      if (row > maxRow) maxRow = row;
-      if (col > maxCol) maxCol = col;
-      cells.set(cellKey(row, col), { a, inner, row, col });
+      onCell(a, inner, row, col);
     }
-    return { cells, merges, part: entry.part, maxRow, maxCol };
   }
 
   /** openpyxl's value of a raw cell. @internal */
