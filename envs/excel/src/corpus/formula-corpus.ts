@@ -425,6 +425,19 @@ function cases(): CorpusCase[] {
     `MODE.SNGL(${R("E")})`,
     `CEILING.MATH(-2.5)`,
     `FLOOR.MATH(7.8,2)`,
+    `CEILING(-2.5,-2)`,
+    `CEILING(-2.5,2)`,
+    `CEILING(0.234,0.01)`,
+    `CEILING(5,0)`,
+    `FLOOR(-2.5,-2)`,
+    `FLOOR(-7.8,2)`,
+    `FLOOR(1.58,0.1)`,
+    `CEILING.MATH(24.3,5)`,
+    `CEILING.MATH(-5.5,2,-1)`,
+    `CEILING.MATH(-5.5,2)`,
+    `FLOOR.MATH(-5.5,2,-1)`,
+    `FLOOR.MATH(-8.1,2)`,
+    `FLOOR.MATH(6.7)`,
     `ISOWEEKNUM(DATE(2024,12,31))`,
     `DAYS(DATE(2024,3,1),DATE(2024,2,1))`,
     `IFNA(VLOOKUP("zz",Data!A2:B16,2,FALSE),"-")`,
@@ -536,6 +549,21 @@ export const EXCEL_ONLY: ExcelOnlyCase[] = [
   { formula: `SUM(SEQUENCE(4))`, excel: 10, why: "LibreOffice 7.4 has no SEQUENCE" },
   { formula: `INDEX(SORT(Data!E2:E16,1,-1),1)`, excel: 9, why: "LibreOffice 7.4 has no SORT" },
   { formula: `TEXTBEFORE("user@example.com","@")`, excel: "user", why: "LibreOffice 7.4 has no TEXTBEFORE" },
+  {
+    formula: "FLOOR(5,0)",
+    excel: "#DIV/0!",
+    why: "Excel documents #DIV/0! for a zero significance; LibreOffice 7.4 gives #VALUE!",
+  },
+  {
+    formula: "FLOOR(2.5,-2)",
+    excel: "#NUM!",
+    why: "Excel documents #NUM! for a positive number with a negative significance; LibreOffice 7.4 gives #VALUE!",
+  },
+  {
+    formula: "CEILING(2.5,-2)",
+    excel: "#NUM!",
+    why: "Excel documents #NUM! for a positive number with a negative significance; LibreOffice 7.4 gives #VALUE!",
+  },
 ];
 
 const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");

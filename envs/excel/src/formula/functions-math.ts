@@ -166,6 +166,39 @@ const SUBTOTAL: Record<number, string> = {
   11: "VARP",
 };
 
+/**
+ * CEILING / FLOOR: `number` up or down to a multiple of `significance` (default 1). A zero significance gives 0 for
+ * CEILING and #DIV/0! for FLOOR; a positive number with a negative significance is #NUM!.
+ */
+function toSignificance(up: boolean) {
+  return scalarFn(1, 2, (a) => {
+    const x = toNum(a[0]!);
+    const s = n0(a, 1, 1);
+    if (s === 0) {
+      if (up) return 0;
+      throw ERR.div0;
+    }
+    if (x > 0 && s < 0) throw ERR.num;
+    const q = round15(x / s);
+    return round15((up ? Math.ceil(q) : Math.floor(q)) * s);
+  });
+}
+
+/**
+ * CEILING.MATH / FLOOR.MATH: to a multiple of |significance| (default 1, zero gives 0); a non-zero `mode` turns the
+ * direction around for negative numbers (away from zero for CEILING.MATH, toward zero for FLOOR.MATH).
+ */
+function toSignificanceMath(up: boolean) {
+  return scalarFn(1, 3, (a) => {
+    const x = toNum(a[0]!);
+    const s = Math.abs(n0(a, 1, 1));
+    if (s === 0) return 0;
+    const turned = n0(a, 2, 0) !== 0 && x < 0;
+    const q = round15(x / s);
+    return round15((up !== turned ? Math.ceil(q) : Math.floor(q)) * s);
+  });
+}
+
 export const MATH: Record<string, FnDef> = {
   SUM: def(1, 255, (a, ev) => sum(numbers(a, ev))),
   PRODUCT: def(1, 255, (a, ev) => numbers(a, ev).reduce((x, y) => x * y, 1)),
@@ -302,34 +335,10 @@ export const MATH: Record<string, FnDef> = {
     return Math.log10(x);
   }),
   PI: def(0, 0, () => Math.PI),
-  CEILING: scalarFn(1, 2, (a) => {
-    const x = toNum(a[0]!);
-    const s = n0(a, 1, 1);
-    if (s === 0) return 0;
-    if (x > 0 && s < 0) throw ERR.num;
-    return round15(Math.ceil(round15(x / s)) * s);
-  }),
-  "CEILING.MATH": scalarFn(1, 3, (a) => {
-    const x = toNum(a[0]!);
-    const s = Math.abs(n0(a, 1, 1));
-    if (s === 0) return 0;
-    const away = n0(a, 2, 0) !== 0 && x < 0;
-    return round15((away ? Math.floor(round15(x / s)) : Math.ceil(round15(x / s))) * s);
-  }),
-  FLOOR: scalarFn(1, 2, (a) => {
-    const x = toNum(a[0]!);
-    const s = n0(a, 1, 1);
-    if (s === 0) throw ERR.div0;
-    if (x > 0 && s < 0) throw ERR.num;
-    return round15(Math.floor(round15(x / s)) * s);
-  }),
-  "FLOOR.MATH": scalarFn(1, 3, (a) => {
-    const x = toNum(a[0]!);
-    const s = Math.abs(n0(a, 1, 1));
-    if (s === 0) return 0;
-    const toward = n0(a, 2, 0) !== 0 && x < 0;
-    return round15((toward ? Math.ceil(round15(x / s)) : Math.floor(round15(x / s))) * s);
-  }),
+  CEILING: toSignificance(true),
+  "CEILING.MATH": toSignificanceMath(true),
+  FLOOR: toSignificance(false),
+  "FLOOR.MATH": toSignificanceMath(false),
   MROUND: scalarFn(2, 2, (a) => {
     const x = toNum(a[0]!);
     const m = toNum(a[1]!);
