@@ -53,7 +53,20 @@ function serve(envName) {
   const bin = join(root, "packages", "cli", "bin", "benchmax.js");
   const proc = spawn(
     process.execPath,
-    [bin, "serve", envName, "--port", "0", "--token", TOKEN, "--max-rollouts", "4096"],
+    // the tasks are sent by the client (cycled with fresh ids) and name the env's fixture files: allow them
+    [
+      bin,
+      "serve",
+      envName,
+      "--port",
+      "0",
+      "--token",
+      TOKEN,
+      "--max-rollouts",
+      "4096",
+      "--data-root",
+      join(root, "envs", envName),
+    ],
     {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
