@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+// CI's benchmark smoke: every bench/*.mjs still runs to the end and measures (bench/run.mjs exits 1 otherwise), and
+// the soak's rollouts through `benchmax serve` all finish. Timings are not gated (they depend on the machine); a
+// rollout that fails in the soak is a bug whatever the machine. The soak is shortened to 1,000 rollouts.
+// Writes its results to a temporary folder, never over bench/results.*.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const out = mkdtempSync(join(tmpdir(), "benchmax-bench-smoke-"));
+const run = spawnSync(process.execPath, [join(root, "bench", "run.mjs"), "--out", out], {
+  cwd: root,
+  stdio: ["ignore", "inherit", "inherit"],
+  env: { BENCHMAX_SOAK_ROLLOUTS: "1000", ...process.env },
+});
+if (run.status !== 0) {
+  console.error(`bench smoke: bench/run.mjs exited ${run.status ?? run.signal} (a benchmark could not measure)`);
+  process.exit(1);
+}
+const results = JSON.parse(readFileSync(join(out, "results.json"), "utf8"));
+const failed = results.benchmarks.flatMap((b) => b.figures ?? []).find((f) => f.id === "soak.failed_rollouts");
+if (!failed) {
+  console.error("bench smoke: the soak reported no soak.failed_rollouts figure");
+  process.exit(1);
+}
+if (failed.value !== 0) {
+  console.error(`bench smoke: ${failed.value} soak rollouts failed: ${failed.label}`);
+  process.exit(1);
+}
+console.log(`bench smoke: ${results.benchmarks.length} benchmarks measured; the soak's rollouts all finished (${out})`);
