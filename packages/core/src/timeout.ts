@@ -62,7 +62,7 @@ function tick(): void {
       unlink(p);
       p.fire();
     }
-    // empty lanes go here, not in disarm: a busy duration keeps its lane between calls
+    // empty lanes go here, not in unlink: a busy duration keeps its lane between calls
     if (!lane.head) lanes.delete(ms);
   }
   if (lanes.size === 0 && ticker) {
@@ -83,8 +83,6 @@ function arm(ms: number, fire: () => void): Pending {
   return p;
 }
 
-const disarm = unlink;
-
 /** A running limit: call `stopLimit` with it once the guarded work settles. */
 export type LimitHandle = Pending | NodeJS.Timeout;
 
@@ -94,7 +92,7 @@ export function startLimit(ms: number, fire: () => void): LimitHandle {
 }
 
 export function stopLimit(h: LimitHandle): void {
-  if ("due" in h) disarm(h as Pending);
+  if ("due" in h) unlink(h as Pending);
   else clearTimeout(h);
 }
 
@@ -124,11 +122,11 @@ export function withTimeout<T>(p: Promise<T>, ms: number | undefined, onTimeout:
     const pending = arm(ms, () => reject(onTimeout()));
     Promise.resolve(p).then(
       (v) => {
-        disarm(pending);
+        unlink(pending);
         resolve(v);
       },
       (e) => {
-        disarm(pending);
+        unlink(pending);
         reject(e);
       },
     );

@@ -11,15 +11,16 @@ export interface StepResult {
 }
 
 type OpenEnvTool = { name: string; description: string; input_schema: unknown };
+/** A tool list in OpenEnv's shape, the length it was built at, and its JSON once asked for. */
+type ToolEntry = { length: number; tools: OpenEnvTool[]; json?: string };
 
 /**
- * Per tool list (an env's `listTools` gives the same array each call): the OpenEnv shape, built once, and rebuilt if
- * the list grew or shrank in place (McpEnv fills its list as it discovers servers).
+ * Per tool list (an env's `listTools` gives the same array each call): the OpenEnv shape, built once, and its JSON
+ * once asked for; both rebuilt if the list grew or shrank in place (McpEnv fills its list as it discovers servers).
  */
-const openEnvToolCache = new WeakMap<object, { length: number; tools: OpenEnvTool[] }>();
+const openEnvToolCache = new WeakMap<object, ToolEntry>();
 
-/** The MCP-shaped tool list OpenEnv tool envs return. */
-export function openEnvTools(env: Env): OpenEnvTool[] {
+function openEnvToolEntry(env: Env): ToolEntry {
   const specs = env.listTools();
   let hit = openEnvToolCache.get(specs);
   if (!hit || hit.length !== specs.length) {
@@ -27,11 +28,14 @@ export function openEnvTools(env: Env): OpenEnvTool[] {
     hit = { length: specs.length, tools };
     openEnvToolCache.set(specs, hit);
   }
-  return hit.tools;
+  return hit;
 }
 
-/** A tool list's JSON, once per (cached) OpenEnv tool list. */
-const toolsJson = new WeakMap<OpenEnvTool[], string>();
+/** The MCP-shaped tool list OpenEnv tool envs return. */
+export function openEnvTools(env: Env): OpenEnvTool[] {
+  return openEnvToolEntry(env).tools;
+}
+
 /** System prompts' JSON: the long text a reset sends, shared by every task of an env (a few distinct ones). */
 const systemJson = new Map<string, string>();
 
@@ -59,12 +63,8 @@ function messagesJson(messages: Message[]): string {
  */
 export function resetObservationJson(m: RolloutManager, r: Rollout): string {
   const messages = (r.messages = m.initialMessages(r));
-  const tools = openEnvTools(m.env);
-  let tj = toolsJson.get(tools);
-  if (tj === undefined) {
-    tj = JSON.stringify(tools);
-    toolsJson.set(tools, tj);
-  }
+  const entry = openEnvToolEntry(m.env);
+  const tj = (entry.json ??= JSON.stringify(entry.tools));
   return `{"observation":{"episode_id":${JSON.stringify(r.id)},"rollout_token":${JSON.stringify(r.token)},"task_id":${JSON.stringify(r.task.id)},"messages":${messagesJson(messages)},"tools":${tj}},"reward":null,"done":false}`;
 }
 
