@@ -265,11 +265,11 @@ async function childEpisodes() {
 }
 
 /**
- * The floor: the same episodes as `childEpisodes` (same bearer and rollout-token checks, same answers, byte for
- * byte in shape) served by the least Node code that does them, with no engine: node:http and the `ws` library, as
- * benchmax uses, on one port; and on a second port a WebSocket server on a bare `net` socket (handshake and framing
- * by hand, no library). What these reach is the most any Node server could show on this machine with this load
- * generator, so floor / FastAPI is the ceiling for the whole-episode ratio.
+ * Reference servers: the same episodes as `childEpisodes` (the same bearer and rollout-token checks, answers with the
+ * same fields and types) from minimal Node code with no engine: node:http and the `ws` library, as benchmax uses, on
+ * one port; a WebSocket server on a bare `net` socket (handshake and framing by hand, no library) on a second; and on
+ * a third, a bare socket that replays one episode's precomputed frames and does no work at all. The replay bounds
+ * what any server can show against the same FastAPI run on this machine with this load generator.
  */
 async function childFloor() {
   const { hermesSystemPrompt } = await import("@benchmax/core");
@@ -278,8 +278,10 @@ async function childFloor() {
   const system = hermesSystemPrompt("Call noop, then answer.", EPISODE_TOOLS);
   const tools = EPISODE_TOOLS.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
   const bearer = Buffer.from("Bearer bench-token");
-  const authorized = (h) =>
-    typeof h === "string" && h.length === bearer.length && timingSafeEqual(Buffer.from(h), bearer);
+  const authorized = (h) => {
+    const got = typeof h === "string" ? Buffer.from(h) : undefined;
+    return got !== undefined && got.length === bearer.length && timingSafeEqual(got, bearer);
+  };
   const episodes = new Map();
   const reset = () => {
     const id = `r_${randomBytes(12).toString("base64url")}`;
@@ -320,8 +322,9 @@ async function childFloor() {
   };
   const checked = (id, token) => {
     const ep = episodes.get(id);
-    if (!ep || typeof token !== "string" || token.length !== ep.token.length) return undefined;
-    return timingSafeEqual(Buffer.from(token), ep.token) ? ep : undefined;
+    const got = typeof token === "string" ? Buffer.from(token) : undefined;
+    if (!ep || got === undefined || got.length !== ep.token.length) return undefined;
+    return timingSafeEqual(got, ep.token) ? ep : undefined;
   };
   const server = createServer((req, res) => {
     const chunks = [];
