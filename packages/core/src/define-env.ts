@@ -39,6 +39,8 @@ export interface DefineEnvConfig<T extends Task, S> {
   referencePolicy?(): Policy;
   scoreCase?(c: ScoreCase, ctx: ScoreContext): Promise<ScoreResult>;
   parseActions?: Env<T>["parseActions"];
+  /** Episode limits when the driver sets none (a default deadline, a per-reply tool-call cap). */
+  episodeDefaults?: Env<T>["episodeDefaults"];
   rolloutMetadata?(rolloutId: string, state: S): Record<string, unknown> | undefined;
   close?(): void | Promise<void>;
 }
@@ -189,6 +191,8 @@ export function defineEnv<T extends Task = Task, S = Record<string, never>>(cfg:
   if (cfg.referencePolicy) env.referencePolicy = cfg.referencePolicy;
   if (cfg.scoreCase) env.scoreCase = cfg.scoreCase;
   if (cfg.parseActions) env.parseActions = cfg.parseActions;
+  if (cfg.episodeDefaults)
+    (env as { episodeDefaults?: Env<T>["episodeDefaults"] }).episodeDefaults = cfg.episodeDefaults;
   if (cfg.rolloutMetadata) {
     const meta = cfg.rolloutMetadata;
     env.rolloutMetadata = (id) => {

@@ -107,6 +107,16 @@ export interface Env<T extends Task = Task> {
   ): ToolCallItem[] | undefined | Promise<ToolCallItem[] | undefined>;
   /** Per-rollout metadata to attach to the result (e.g. which judge scored it, per-case detail). */
   rolloutMetadata?(rolloutId: string): Record<string, unknown> | undefined;
+  /** Episode limits this env wants when the driver sets none (e.g. a default deadline). */
+  readonly episodeDefaults?: EpisodeDefaults;
+}
+
+/** Episode limits an env may default (the driver's own options win). */
+export interface EpisodeDefaults {
+  /** Wall-clock budget of an episode (ms). */
+  deadlineMs?: number;
+  /** Most tool calls run per reply. */
+  maxToolCallsPerReply?: number;
 }
 
 /** Options passed to an env factory (from `--env-opt key=value` or code). */

@@ -289,3 +289,62 @@ describe("runRollout and Episode.step agree", () => {
     expect({ ...viaSteps, durationMs: 0 }).toEqual({ ...viaRunner, durationMs: 0 });
   });
 });
+
+describe("Episode: the per-reply tool-call cap and env episode defaults", () => {
+  const many = (n: number): AssistantMessage => ({
+    role: "assistant",
+    content: null,
+    tool_calls: Array.from({ length: n }, (_, i) => ({
+      id: `c${i}`,
+      type: "function" as const,
+      function: { name: "echo", arguments: JSON.stringify({ i }) },
+    })),
+  });
+
+  it("a 10,000-call reply runs the first 32 calls and answers the rest with a readable error, not run", async () => {
+    const { env, log } = fakeEnv();
+    const ep = await Episode.start(env, task, { rolloutId: "cap", toolFormat: "openai" });
+    const s = await ep.step(many(10_000));
+    expect(s.done).toBe(false);
+    expect(log.filter((l) => l === "tool echo")).toHaveLength(32);
+    expect(s.observations).toHaveLength(10_000);
+    expect(s.tools.slice(0, 32).every((t) => !t.result.isError)).toBe(true);
+    expect(s.tools[32]!.result).toMatchObject({ isError: true });
+    expect(String(s.tools[9_999]!.result.content)).toMatch(/not run: this reply made 10000 tool calls and at most 32/);
+    expect(s.tools[9_999]!.id).toBe("c9999");
+    expect(ep.toolCalls).toBe(32);
+    const end = await ep.step("done");
+    expect(end).toMatchObject({ done: true, outcome: "completed", reward: 1 });
+  });
+
+  it("the cap is an option, and an env's episodeDefaults set it and the deadline when the driver does not", async () => {
+    const { env, log } = fakeEnv({ episodeDefaults: { maxToolCallsPerReply: 2, deadlineMs: 60_000 } });
+    const ep = await Episode.start(env, task, { rolloutId: "d", toolFormat: "openai" });
+    expect(ep.maxToolCallsPerReply).toBe(2);
+    expect(ep.remainingMs()).toBeGreaterThan(0);
+    await ep.step(many(5));
+    expect(log.filter((l) => l === "tool echo")).toHaveLength(2);
+    const own = await Episode.start(env, task, { rolloutId: "o", toolFormat: "openai", maxToolCallsPerReply: 4 });
+    expect(own.maxToolCallsPerReply).toBe(4);
+    const none = await Episode.start(fakeEnv().env, task, { rolloutId: "n" });
+    expect(none.remainingMs()).toBeUndefined();
+    expect(none.maxToolCallsPerReply).toBe(32);
+  });
+
+  it("runRollout applies the cap too", async () => {
+    const { env, log } = fakeEnv();
+    let turn = 0;
+    const r = await runRollout(
+      env,
+      task,
+      {
+        name: "spam",
+        act: async () => ({ message: turn++ === 0 ? many(100) : { role: "assistant" as const, content: "done" } }),
+      },
+      { toolFormat: "openai", maxToolCallsPerReply: 10 },
+    );
+    expect(r.outcome).toBe("completed");
+    expect(log.filter((l) => l === "tool echo")).toHaveLength(10);
+    expect(r.toolCalls).toBe(10);
+  });
+});

@@ -28,8 +28,13 @@ export interface EpisodeOptions {
   maxTurns?: number;
   /** Maximum completion tokens over the whole episode (needs replies that report usage). */
   maxTokens?: number;
-  /** Wall-clock budget for the episode (ms), from `start`; it covers tool calls too. */
+  /** Wall-clock budget for the episode (ms), from `start`; it covers tool calls too. Default: the env's `episodeDefaults`. */
   deadlineMs?: number;
+  /**
+   * Most tool calls run from one reply (default: the env's `episodeDefaults`, else 32). Calls past it are not run:
+   * each gets a tool error the model can read.
+   */
+  maxToolCallsPerReply?: number;
   /** How tools reach the model. Default "hermes". */
   toolFormat?: ToolFormat;
   /** Hard limit on one `env.runTool` call (ms); past it the env is broken → env_error. Default 120 s. */
@@ -145,7 +150,8 @@ export class Episode<T extends Task = Task> {
     private readonly options: EpisodeOptions,
   ) {
     this.toolTimeoutMs = options.toolTimeoutMs ?? DEFAULT_TIMEOUTS.toolMs;
-    this.deadline = options.deadlineMs ? this.started + options.deadlineMs : undefined;
+    const deadlineMs = options.deadlineMs ?? env.episodeDefaults?.deadlineMs;
+    this.deadline = deadlineMs ? this.started + deadlineMs : undefined;
     this.initialised = options.initialized ?? false;
     this.initAttempted = this.initialised;
     this.r = {
@@ -368,7 +374,25 @@ export class Episode<T extends Task = Task> {
       this.truncate("max_turns");
       return undefined;
     }
-    return { items, overTokens };
+    return { items: this.capCalls(items), overTokens };
+  }
+
+  /** Most tool calls run from one reply. */
+  get maxToolCallsPerReply(): number {
+    return this.options.maxToolCallsPerReply ?? this.env.episodeDefaults?.maxToolCallsPerReply ?? 32;
+  }
+
+  /** Calls past the per-reply cap become error results (not run), so one reply cannot hold the env for hours. */
+  private capCalls(items: ToolCallItem[]): ToolCallItem[] {
+    const cap = this.maxToolCallsPerReply;
+    if (items.length <= cap) return items;
+    const message = `not run: this reply made ${items.length} tool calls and at most ${cap} run per reply; send fewer calls per reply`;
+    return items.map((it, i) => {
+      if (i < cap) return it;
+      const id = "call" in it ? it.call.id : it.error.id;
+      const name = "call" in it ? it.call.name : it.error.name;
+      return { error: { id, ...(name ? { name } : {}), message } };
+    });
   }
 
   /**
