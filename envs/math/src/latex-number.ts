@@ -195,7 +195,7 @@ function isLetter(ch: string | undefined): boolean {
 export function latexToExpression(latex: string): string | undefined {
   const text = latex.trim();
   if (!text) return undefined;
-  if (/^-?\d{1,3}(?:(?:\{,\}|,)\d{3})+(?:\.\d+)?$/.test(text)) return text.replace(/\{,\}|,/g, "");
+  if (/^-?[1-9]\d{0,2}(?:(?:\{,\}|,)\d{3})+(?:\.\d+)?$/.test(text)) return text.replace(/\{,\}|,/g, "");
   try {
     return new Converter(text).run();
   } catch (e) {

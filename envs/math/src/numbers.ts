@@ -1,11 +1,16 @@
 /**
  * Strict reading of a final numeric answer (arithmetic tasks): a plain number, never an expression to compute.
- * Accepted: `42`, `-3.5`, `+.5`, `1e-3`, `1,234,567.5` (thousands commas), `7/2`, `\frac{7}{2}`, `-\dfrac{1}{3}`,
- * with surrounding `$…$`, `\(…\)`, `\$`, spaces and a trailing period ignored; `−` (U+2212) is a minus.
+ * Accepted: `42`, `-3.5`, `+.5`, `1e-3`, `1,234,567.5` and `1 234 567` (proper thousands grouping only: a first group
+ * of 1–3 digits not starting with 0, then groups of 3 — `0,034`, `12,34`, `1,2345` and `3 4` are no number), `7/2`,
+ * `\frac{7}{2}`, `-\dfrac{1}{3}`, with surrounding `$…$`, `\(…\)`, `\$`, spaces and a trailing period ignored;
+ * `−` (U+2212) is a minus.
  */
 
 const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
-const THOUSANDS = /^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?$/;
+/** Proper thousands grouping: a first group of 1–3 digits not starting with 0, then groups of exactly 3. */
+const THOUSANDS = /^[+-]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d*)?$/;
+/** The same grouping with spaces (`1 234 567`, also no-break and thin spaces). */
+const SPACE_THOUSANDS = /^[+-]?[1-9]\d{0,2}(?:[ \u00a0\u2009\u202f]\d{3})+(?:\.\d*)?$/;
 const SLASH = /^([+-]?(?:\d+\.?\d*|\.\d+))\/((?:\d+\.?\d*|\.\d+))$/;
 const FRAC = /^([+-]?)\\[dt]?frac\{([+-]?(?:\d+\.?\d*|\.\d+))\}\{((?:\d+\.?\d*|\.\d+))\}$/;
 
@@ -22,11 +27,13 @@ export function stripMathDelimiters(text: string): string {
 
 /** The number an answer states, or undefined when it is not a plain number. */
 export function parseNumericAnswer(text: string): number | undefined {
-  let s = stripMathDelimiters(text)
-    .replaceAll("\\$", "")
-    .replaceAll("$", "")
-    .replaceAll("\u2212", "-")
-    .replace(/\s+/g, "");
+  let s = stripMathDelimiters(text).replaceAll("\\$", "").replaceAll("$", "").replaceAll("\u2212", "-").trim();
+  // whitespace between two digits is only a thousands separator in a proper grouping ("3 4" is not 34)
+  if (/\d\s+\d/.test(s)) {
+    if (!SPACE_THOUSANDS.test(s)) return undefined;
+    s = s.replace(/\s+/g, "");
+  }
+  s = s.replace(/\s+/g, "");
   if (s.endsWith(".") && s.length > 1) s = s.slice(0, -1);
   if (!s) return undefined;
   if (THOUSANDS.test(s)) s = s.replaceAll(",", "");

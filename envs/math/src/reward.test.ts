@@ -203,3 +203,26 @@ describe("PRM800K answers and thousands separators", () => {
     expect(scoreCompletion("<answer>1,00</answer>", { kind: "math", answer: "100" }).symbolic).toBe(0);
   });
 });
+
+// regression (issue 26): with gold 34, `0,034` scored 1 (any 1–3 digit first group was read as thousands grouping)
+describe("arithmetic separators: proper thousands grouping only", () => {
+  const gold = arith(34);
+  it.each(["0,034", "00,034", "3,4", "12,34", "3 4", "0 034", "\\boxed{0,034}", "３４", "34 apples"])(
+    "%s is not 34",
+    (a) => {
+      const c = a.startsWith("\\boxed") ? a : `<answer>${a}</answer>`;
+      expect(scoreCompletion(c, gold)).toMatchObject({ correct: 0, symbolic: 0 });
+    },
+  );
+  it.each(["34", " 34 ", "$34$", "34.0", "+34"])("%s is 34", (a) => {
+    expect(scoreCompletion(`<answer>${a}</answer>`, gold).correct).toBe(1);
+  });
+  it("reads proper grouping with commas and spaces", () => {
+    expect(parseNumericAnswer("1,234")).toBe(1234);
+    expect(parseNumericAnswer("1 234 567.5")).toBe(1234567.5);
+    expect(parseNumericAnswer("1\u202f234")).toBe(1234);
+    expect(parseNumericAnswer("12,34")).toBeUndefined();
+    expect(parseNumericAnswer("1,2345")).toBeUndefined();
+    expect(parseNumericAnswer("0,034")).toBeUndefined();
+  });
+});
