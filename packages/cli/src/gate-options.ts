@@ -31,14 +31,17 @@ export function addGateOptions(cmd: Command): Command {
     )
     .option(
       "--max-error-rate-increase <x>",
-      `tolerated rise in the share of env_error + infra_error rollouts (default ${DEFAULT_MAX_ERROR_RATE_INCREASE}: one transient error in 200 rollouts passes)`,
+      "tolerated rise in the share of env_error + infra_error rollouts (the default lets one transient error in 200 rollouts pass)",
       (v) => parseNumberFlag(v, "--max-error-rate-increase", 0, 1),
       DEFAULT_MAX_ERROR_RATE_INCREASE,
     )
     .option(OVERRIDE_FLAG.env, "compare runs of two different envs")
     .option(OVERRIDE_FLAG.dataset, "compare runs on different datasets (or --limit subsets)")
     .option(OVERRIDE_FLAG.rollouts, "compare runs with different rollout counts, or an interrupted or killed run")
-    .option(OVERRIDE_FLAG.config, "compare runs with different max turns, tool format, group size or env options");
+    .option(
+      OVERRIDE_FLAG.config,
+      "compare runs with different model, endpoint, sampling (temperature, top_p, max_tokens, seed, sampling args), max turns, tool format, group size or env options",
+    );
 }
 
 export function gateOptions(flags: GateFlags): CompareOptions {

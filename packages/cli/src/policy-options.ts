@@ -9,7 +9,12 @@ export interface PolicyFlags {
   baseUrl?: string;
   apiKey?: string;
   temperature?: number;
+  topP?: number;
   maxTokens?: number;
+  /** Sampling seed sent to the endpoint (--seed). */
+  seed?: number;
+  /** Extra request body fields (--sampling-args JSON), e.g. vLLM's top_k. */
+  samplingArgs?: Record<string, unknown>;
   replay?: string;
   /** Seconds per model call (--timeout). */
   timeout?: number;
@@ -22,7 +27,14 @@ export function addPolicyOptions(cmd: Command): Command {
     .option("--base-url <url>", "OpenAI-compatible endpoint (or OPENAI_BASE_URL)")
     .option("--api-key <key>", "API key (or OPENAI_API_KEY)")
     .option("--temperature <t>", "sampling temperature (0 to 2)", (v) => parseNumberFlag(v, "--temperature", 0, 2))
+    .option("--top-p <p>", "nucleus sampling top_p (0 to 1)", (v) => parseNumberFlag(v, "--top-p", 0, 1))
     .option("--max-tokens <n>", "max tokens per completion", (v) => parseIntFlag(v, "--max-tokens", 1))
+    .option("--seed <n>", "sampling seed sent to the endpoint (recorded in run.json)", (v) => parseIntFlag(v, "--seed"))
+    .option(
+      "--sampling-args <json>",
+      'extra request fields as a JSON object, e.g. \'{"top_k":20,"min_p":0.05}\' (recorded in run.json)',
+      parseSamplingArgs,
+    )
     .option(
       "--timeout <seconds>",
       "give up on one model call after this long (an infra_error, retried); also bounds the start-up check",
@@ -34,6 +46,54 @@ export function addPolicyOptions(cmd: Command): Command {
       120,
     )
     .option("--replay <results.jsonl>", "results file for --policy replay");
+}
+
+/** Request fields that --sampling-args may not set: the policy owns them, or a flag does. */
+const RESERVED_SAMPLING_KEYS: Record<string, string> = {
+  model: "--model",
+  messages: "the episode",
+  tools: "--tool-format",
+  tool_choice: "--tool-format",
+  stream: "the policy",
+  temperature: "--temperature",
+  top_p: "--top-p",
+  max_tokens: "--max-tokens",
+  max_completion_tokens: "--max-tokens",
+  seed: "--seed",
+};
+
+export function parseSamplingArgs(v: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(v);
+  } catch (e) {
+    throw new UsageError(`--sampling-args must be a JSON object, got "${v}" (${(e as Error).message})`);
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new UsageError(`--sampling-args must be a JSON object, got "${v}"`);
+  }
+  for (const k of Object.keys(parsed)) {
+    const owner = RESERVED_SAMPLING_KEYS[k];
+    if (owner) throw new UsageError(`--sampling-args: "${k}" is set by ${owner}, not here`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * What shapes a model's samples, for the run identity (run.json): a resume or `compare` with other values is
+ * refused as config drift. Empty for policies that sample nothing (reference, replay).
+ */
+export function samplingIdentity(flags: PolicyFlags): Record<string, unknown> {
+  if (flags.policy !== "openai") return {};
+  return {
+    model: flags.model ?? process.env.OPENAI_MODEL ?? null,
+    baseUrl: flags.baseUrl ?? process.env.OPENAI_BASE_URL ?? null,
+    temperature: flags.temperature ?? null,
+    topP: flags.topP ?? null,
+    maxTokens: flags.maxTokens ?? null,
+    seed: flags.seed ?? null,
+    samplingArgs: flags.samplingArgs ?? {},
+  };
 }
 
 export function parseIntFlag(v: string, flag: string, min = 0): number {
@@ -131,6 +191,11 @@ export async function makePolicy(env: Env, flags: PolicyFlags): Promise<Policy> 
         temperature: flags.temperature,
         maxTokens: flags.maxTokens,
         timeoutMs,
+        extraBody: {
+          ...flags.samplingArgs,
+          ...(flags.topP !== undefined ? { top_p: flags.topP } : {}),
+          ...(flags.seed !== undefined ? { seed: flags.seed } : {}),
+        },
       });
     }
     case "replay": {

@@ -1,8 +1,30 @@
 import Table from "cli-table3";
 import type { Command } from "commander";
-import { compareRuns, loadRunSummary } from "../compare-runs.js";
+import { compareRuns, type GateSummary, loadRunSummary } from "../compare-runs.js";
 import { fmt } from "../format.js";
 import { addGateOptions, type GateFlags, gateOptions, OVERRIDE_FLAG } from "../gate-options.js";
+
+/** The policy and what shaped its samples, as run.json records them (model, endpoint, temperature, …). */
+export function describePolicy(s: GateSummary): string {
+  const c = s.run?.config ?? {};
+  const parts = [s.run?.policy ?? s.policy];
+  const show: Array<[string, string]> = [
+    ["baseUrl", "at"],
+    ["temperature", "temperature"],
+    ["topP", "top_p"],
+    ["maxTokens", "max_tokens"],
+    ["seed", "seed"],
+    ["toolFormat", "tool format"],
+  ];
+  for (const [k, label] of show) {
+    const v = c[k];
+    if (v !== undefined && v !== null) parts.push(`${label} ${v}`);
+  }
+  const extra = c.samplingArgs;
+  if (extra && typeof extra === "object" && Object.keys(extra).length)
+    parts.push(`sampling args ${JSON.stringify(extra)}`);
+  return parts.join(", ");
+}
 
 interface CompareFlags extends GateFlags {
   json?: boolean;
@@ -24,9 +46,21 @@ export function register(program: Command): void {
       if (flags.json) {
         process.stdout.write(`${JSON.stringify(res, null, 2)}\n`);
       } else {
-        const t = new Table({ head: ["metric", "base", "cand", "delta", "status"], style: { head: [], border: [] } });
+        // why the runs can't be compared comes first: a table of REGRESSION rows above it would mislead
+        for (const m of res.mismatches) {
+          process.stdout.write(
+            m.allowed ? `note: ${m.message} (allowed by ${overrideFlag[m.kind]})\n` : `not comparable: ${m.message}\n`,
+          );
+        }
+        process.stdout.write(
+          `baseline:  ${baseDir} (${describePolicy(base)})\ncandidate: ${candDir} (${describePolicy(cand)})\n`,
+        );
+        const t = new Table({
+          head: ["metric", `base: ${base.policy}`, `cand: ${cand.policy}`, "delta", "status"],
+          style: { head: [], border: [] },
+        });
         for (const r of res.rows) {
-          const status = r.regression ? "REGRESSION" : r.note ? r.note : "ok";
+          const status = !res.comparable ? "not compared" : r.regression ? "REGRESSION" : r.note ? r.note : "ok";
           t.push([
             r.metric,
             fmt(r.base),
@@ -36,19 +70,14 @@ export function register(program: Command): void {
           ]);
         }
         process.stdout.write(`${t.toString()}\n`);
-        for (const m of res.mismatches) {
-          process.stdout.write(
-            m.allowed ? `note: ${m.message} (allowed by ${overrideFlag[m.kind]})\n` : `not comparable: ${m.message}\n`,
-          );
-        }
         const tol = `max drop ${res.maxDrop}, max error-rate increase ${res.maxErrorRateIncrease}`;
         if (!res.comparable) {
           const flagsNeeded = [...new Set(res.mismatches.filter((m) => !m.allowed).map((m) => overrideFlag[m.kind]))];
           process.stdout.write(
-            `gate failed: ${candDir} and ${baseDir} are different runs; re-run the candidate like the baseline, or pass ${flagsNeeded.join(" ")} to compare them anyway\n`,
+            `gate failed: baseline ${baseDir} and candidate ${candDir} are different runs; re-run the candidate like the baseline, or pass ${flagsNeeded.join(" ")} to compare them anyway\n`,
           );
         } else if (res.regression) {
-          process.stdout.write(`regression: candidate ${candDir} is worse than ${baseDir} (${tol})\n`);
+          process.stdout.write(`regression: candidate ${candDir} is worse than baseline ${baseDir} (${tol})\n`);
         } else {
           process.stdout.write(`no regression (${tol})\n`);
         }

@@ -13,7 +13,7 @@ import type { GateSummary } from "@benchmax/report";
 import type { Command } from "commander";
 import { listInstalledEnvs, loadEnvModule, parseKeyValues, resolveEnvEntry } from "../env-loader.js";
 import { summaryTable, terminalWidth } from "../format.js";
-import { addPolicyOptions, makePolicy, type PolicyFlags, parseIntFlag } from "../policy-options.js";
+import { addPolicyOptions, makePolicy, type PolicyFlags, parseIntFlag, samplingIdentity } from "../policy-options.js";
 import { progressReporter } from "../progress.js";
 import { defaultRunDir, writeSummary } from "../run-dir.js";
 import { datasetHash, normalizeTaskIds, type RunIdentity, readRunIdentity, resumeMismatches } from "../run-identity.js";
@@ -32,7 +32,8 @@ export interface EvalFlags extends PolicyFlags {
   dataset?: string;
   split?: string;
   envOpt: string[];
-  toolFormat: ToolFormat;
+  /** Unset: `defaultToolFormat`. */
+  toolFormat?: ToolFormat;
   retries: number;
   endpoint?: string;
   token?: string;
@@ -58,7 +59,10 @@ export function register(program: Command): void {
     .option("--dataset <path>", "a dataset file or folder instead of the fixtures")
     .option("--split <name>", "dataset split where the env has several")
     .option("--env-opt <key=value>", "env option (repeatable)", collect, [])
-    .option("--tool-format <format>", "hermes | openai", "hermes")
+    .option(
+      "--tool-format <format>",
+      "hermes (tool calls as <tool_call> text) | openai (native tool_calls); default: openai for --policy openai without --base-url (the OpenAI API), else hermes",
+    )
     .option("--retries <n>", "re-runs of an infra_error rollout", (v) => parseIntFlag(v, "--retries"), 2)
     .option("--endpoint <urls>", "run against env server(s): URL[,URL…]")
     .option("--token <token>", "bearer token for --endpoint")
@@ -135,6 +139,23 @@ export function resumeCommand(argv: string[], outDir: string, all?: { spec: stri
   return ["benchmax", ...args, "--out", outDir, "--resume"].map(shq).join(" ");
 }
 
+/**
+ * The tool format when --tool-format is not given: the OpenAI API (no --base-url) parses native tool calls; a
+ * self-hosted endpoint may not (vLLM needs --enable-auto-tool-choice), so Hermes text, which every chat model can
+ * write, is the default there, with a note.
+ */
+export function defaultToolFormat(flags: Pick<EvalFlags, "policy" | "baseUrl">): {
+  format: ToolFormat;
+  note?: string;
+} {
+  if (flags.policy !== "openai") return { format: "hermes" };
+  if (!(flags.baseUrl ?? process.env.OPENAI_BASE_URL)) return { format: "openai" };
+  return {
+    format: "hermes",
+    note: "tool calls as Hermes <tool_call> text (--tool-format hermes); pass --tool-format openai if the endpoint returns native tool_calls",
+  };
+}
+
 interface EvalOneResult {
   summary: GateSummary;
   firstError?: string;
@@ -142,7 +163,7 @@ interface EvalOneResult {
 }
 
 async function evalOne(spec: string, flags: EvalFlags, outDir: string, signal: AbortSignal): Promise<EvalOneResult> {
-  if (!["hermes", "openai"].includes(flags.toolFormat)) {
+  if (!["hermes", "openai"].includes(flags.toolFormat ?? "hermes")) {
     throw new UsageError(`--tool-format must be hermes or openai, got "${flags.toolFormat}"`);
   }
   // with --all, an env the interrupted run never reached starts afresh
@@ -178,6 +199,7 @@ async function evalOne(spec: string, flags: EvalFlags, outDir: string, signal: A
       split: flags.split ?? null,
       envOptions: parseKeyValues(flags.envOpt),
       limit: flags.limit ?? null,
+      ...samplingIdentity(flags),
     };
     const identity: RunIdentity = {
       env: env.name,
@@ -251,6 +273,11 @@ export async function evalCommand(envSpec: string | undefined, flags: EvalFlags)
   } else {
     if (!envSpec) throw new UsageError("name an env (benchmax list shows them) or pass --all");
     specs = [envSpec];
+  }
+  if (flags.toolFormat === undefined) {
+    const { format, note } = defaultToolFormat(flags);
+    flags = { ...flags, toolFormat: format };
+    if (note && !flags.quiet && !flags.json) process.stderr.write(`benchmax: note: ${note}\n`);
   }
   if (flags.resume && !flags.out) throw new UsageError("--resume needs --out <run dir>");
   if (flags.resume && flags.force) throw new UsageError("give --resume or --force, not both");

@@ -12,7 +12,7 @@ export function register(program: Command): void {
   program
     .command("validate <env> <data>")
     .description("check every row of a dataset file against the env's task schema")
-    .option("--max-errors <n>", "errors to list (default: every one)", (v) => parseIntFlag(v, "--max-errors"), 0)
+    .option("--max-errors <n>", "errors to list (0 = every one)", (v) => parseIntFlag(v, "--max-errors"), 0)
     .option("--env-opt <key=value>", "env option (repeatable)", collect, [])
     .option("--json", "print JSON")
     .action(async (spec: string, data: string, flags: { maxErrors: number; envOpt: string[]; json?: boolean }) => {

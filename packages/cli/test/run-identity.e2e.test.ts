@@ -1,0 +1,140 @@
+import { readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cli, cliAsync, tmp } from "./harness.js";
+
+/** An OpenAI-compatible endpoint on 127.0.0.1 that keeps every request body it gets. */
+let server: Server;
+let url = "";
+const bodies: Array<Record<string, unknown>> = [];
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let raw = "";
+    req.on("data", (d) => {
+      raw += d;
+    });
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "application/json" });
+      if (req.method === "GET") {
+        res.end(JSON.stringify({ object: "list", data: [{ id: "m", object: "model" }] }));
+        return;
+      }
+      bodies.push(JSON.parse(raw));
+      res.end(
+        JSON.stringify({
+          id: "c",
+          object: "chat.completion",
+          created: 0,
+          model: "m",
+          choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "\\boxed{4}" } }],
+        }),
+      );
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  url = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+const evalArgs = (out: string, ...extra: string[]) => [
+  "eval",
+  "math",
+  "--limit",
+  "2",
+  "--policy",
+  "openai",
+  "--base-url",
+  url,
+  "--out",
+  out,
+  "--quiet",
+  ...extra,
+];
+
+describe("run identity (issue 24)", () => {
+  it("records model, endpoint, sampling, seed, tool format and extra sampling args, and sends them", async () => {
+    const out = tmp();
+    const r = await cliAsync(
+      evalArgs(
+        out,
+        "--model",
+        "model-a",
+        "--temperature",
+        "0.2",
+        "--top-p",
+        "0.9",
+        "--max-tokens",
+        "64",
+        "--seed",
+        "7",
+        "--sampling-args",
+        '{"top_k":20,"min_p":0.05}',
+      ),
+    );
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const run = JSON.parse(readFileSync(join(out, "run.json"), "utf8"));
+    expect(run.config).toMatchObject({
+      model: "model-a",
+      baseUrl: url,
+      temperature: 0.2,
+      topP: 0.9,
+      maxTokens: 64,
+      seed: 7,
+      toolFormat: "hermes",
+      samplingArgs: { top_k: 20, min_p: 0.05 },
+    });
+    expect(bodies.at(-1)).toMatchObject({
+      model: "model-a",
+      temperature: 0.2,
+      top_p: 0.9,
+      max_tokens: 64,
+      seed: 7,
+      top_k: 20,
+      min_p: 0.05,
+    });
+  });
+
+  it("compare refuses config drift first, names both runs in order and both policies, unless allowed", async () => {
+    const base = tmp();
+    const cand = tmp();
+    expect((await cliAsync(evalArgs(base, "--model", "model-a", "--temperature", "0"))).code).toBe(0);
+    expect(
+      (await cliAsync(evalArgs(cand, "--model", "model-b", "--temperature", "1.5", "--max-tokens", "5"))).code,
+    ).toBe(0);
+    const r = cli(["compare", base, cand]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/not comparable: different config: .*maxTokens null → 5/);
+    expect(r.stdout).toMatch(/model "model-a" → "model-b"/);
+    expect(r.stdout).toMatch(/temperature 0 → 1\.5/);
+    // the reason before any table, and no REGRESSION verdicts on runs that were not compared
+    expect(r.stdout.indexOf("not comparable")).toBeLessThan(r.stdout.indexOf("metric"));
+    expect(r.stdout).not.toMatch(/REGRESSION/);
+    expect(r.stdout).toContain(`gate failed: baseline ${base} and candidate ${cand} are different runs`);
+    expect(r.stdout).toContain("--allow-different-config");
+    expect(r.stdout).toMatch(/base: openai:model-a .* cand: openai:model-b/);
+    expect(r.stdout).toContain(`candidate: ${cand} (openai:model-b, at ${url}, temperature 1.5, max_tokens 5`);
+    const allowed = cli(["compare", base, cand, "--allow-different-config"]);
+    expect(allowed.stdout).toMatch(/note: different config: .* \(allowed by --allow-different-config\)/);
+    expect(allowed.code).toBe(0);
+  });
+
+  it("a resume with other sampling settings is a different run", async () => {
+    const out = tmp();
+    expect((await cliAsync(evalArgs(out, "--model", "model-a", "--seed", "1"))).code).toBe(0);
+    const r = await cliAsync(evalArgs(out, "--model", "model-a", "--seed", "2", "--resume"));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/is a different run \(seed 1 → 2\)/);
+  });
+
+  it("--sampling-args takes a JSON object and leaves flag-owned fields to their flags", () => {
+    const out = tmp();
+    const bad = cli(evalArgs(out, "--model", "m", "--sampling-args", "[1]"));
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/--sampling-args must be a JSON object/);
+    const owned = cli(evalArgs(out, "--model", "m", "--sampling-args", '{"temperature":1}'));
+    expect(owned.code).toBe(1);
+    expect(owned.stderr).toMatch(/"temperature" is set by --temperature/);
+  });
+});
