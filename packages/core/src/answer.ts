@@ -1,4 +1,27 @@
 /** Answer extraction helpers shared by envs. */
+import { hasHermesCall, parseHermes } from "./hermes.js";
+import type { Message } from "./types.js";
+import { textOf } from "./types.js";
+
+/**
+ * A reply's text with its Hermes `<tool_call>…</tool_call>` blocks removed (an unclosed last block runs to the end):
+ * text inside a tool call is never the final answer. OpenAI `tool_calls` never are in the text, so both formats agree.
+ */
+export function stripToolCallText(text: string): string {
+  return hasHermesCall(text) ? parseHermes(text).content : text;
+}
+
+/**
+ * The model's final answer text: the last assistant message's text, tool-call blocks removed ({@link stripToolCallText});
+ * "" when there is no assistant message. Every reward reads the completion through this.
+ */
+export function finalAnswerText(messages: readonly Message[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role === "assistant") return stripToolCallText(textOf(m.content));
+  }
+  return "";
+}
 
 /** The text of the last `<answer>…</answer>` (or `<tag>…</tag>`) block, trimmed; undefined when there is none. */
 export function extractTag(text: string, tag = "answer"): string | undefined {

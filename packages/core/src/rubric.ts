@@ -1,12 +1,12 @@
+import { finalAnswerText } from "./answer.js";
 import { assertFiniteRewards } from "./reward.js";
 import type { Message, RewardComponents, Task } from "./types.js";
-import { textOf } from "./types.js";
 
 export interface RewardContext<T extends Task = Task, S = unknown> {
   rolloutId: string;
   task: T;
   messages: Message[];
-  /** The text of the last assistant message (the model's final answer). */
+  /** The model's final answer: the last assistant message's text, tool-call blocks removed (`finalAnswerText`). */
   completion: string;
   /** The env's per-rollout state (when the env has one). */
   state: S;
@@ -46,10 +46,7 @@ export class Rubric<T extends Task = Task, S = unknown> {
   }
 }
 
+/** The final answer text: the last assistant message, its tool-call blocks removed (see `finalAnswerText`). */
 export function lastAssistantText(messages: Message[]): string {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if (m.role === "assistant") return textOf(m.content);
-  }
-  return "";
+  return finalAnswerText(messages);
 }
