@@ -11,6 +11,15 @@ import {
   type ToolCallRequest,
 } from "@benchmax/core";
 import { checkBearer } from "./auth.js";
+import {
+  type ConnectionLimits,
+  checkBind,
+  checkOrigin,
+  clientOf,
+  guardConnections,
+  type OriginPolicy,
+  serverOptions,
+} from "./edge.js";
 import { badRequest, conflict, HttpError, notFound, validationDetail } from "./http-error.js";
 import { handleRpc, JSONRPC, rpcError } from "./mcp-rpc.js";
 import { ServerMetrics } from "./metrics.js";
@@ -27,9 +36,20 @@ import {
 import { isMessages, type Rollout, RolloutManager } from "./rollouts.js";
 import { attachWebSocket } from "./ws-session.js";
 
-export interface ServeEnvOptions {
-  /** Default 127.0.0.1. */
+export interface ServeEnvOptions extends ConnectionLimits {
+  /** Default 127.0.0.1. A non-loopback host with no token is refused unless `insecure`. */
   host?: string;
+  /** Serve on a non-loopback host with no token (anyone who reaches the port can drive rollouts). */
+  insecure?: boolean;
+  /** Without a token: more Host names and Origins to accept besides loopback ones (see `checkOrigin`). */
+  allowedHosts?: string[];
+  allowedOrigins?: string[];
+  /** Live rollouts one client (remote address) may hold (default: maxRollouts); beyond it 429 CLIENT_LIMIT. */
+  maxRolloutsPerClient?: number;
+  /** At capacity, a client under its fair share takes the place of other clients' rollouts idle this long (30 s). */
+  reclaimIdleMs?: number;
+  /** JSON-RPC messages in one `POST /mcp` batch at most (default 64). */
+  maxBatch?: number;
   /** Default 0 (a free port). */
   port?: number;
   /** Bearer token every endpoint but /health requires. */
@@ -73,9 +93,14 @@ export interface EnvServer {
 
 const JSON_TYPE = "application/json";
 
-/** A per-process id; clients notice a restarted server by a change of it. */
+/**
+ * A per-process id; clients notice a restarted server by a change of it. A launcher that sets
+ * BENCHMAX_INSTANCE_ID=<tag> gets `<tag>.<random>`, so it can tell the server it started from a stale one on the port.
+ */
 function instanceId(): string {
-  return randomBytes(8).toString("hex");
+  const rnd = randomBytes(8).toString("hex");
+  const tag = process.env.BENCHMAX_INSTANCE_ID;
+  return tag && /^[A-Za-z0-9_-]{1,64}$/.test(tag) ? `${tag}.${rnd}` : rnd;
 }
 
 async function readBody(req: IncomingMessage, limit: number): Promise<Record<string, unknown>> {
@@ -138,6 +163,15 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
   const manager = new RolloutManager(env, metrics, options);
   const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
   const token = options.token || undefined;
+  const bindHost = options.host ?? "127.0.0.1";
+  checkBind(bindHost, token, options.insecure);
+  const originPolicy: OriginPolicy = {
+    token,
+    bindHost,
+    allowedHosts: options.allowedHosts,
+    allowedOrigins: options.allowedOrigins,
+  };
+  const maxBatch = options.maxBatch ?? 64;
   const instance = instanceId();
   let inflight = 0;
   let closing = false;
@@ -166,7 +200,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
       isOpenEnvRoute(req.url) &&
       e instanceof HttpError &&
       e.status === 400 &&
-      (e.code === "VALIDATION_ERROR" || e.code === "INVALID_JSON" || e.code === "MISSING")
+      (e.code === "VALIDATION_ERROR" || e.code === "INVALID_JSON" || e.code === "MISSING" || e.code === "UNKNOWN_TYPE")
     ) {
       return send(res, 422, validationDetail(e));
     }
@@ -266,12 +300,24 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
       if (e instanceof HttpError) throw e;
       return send(res, 200, rpcError(null, JSONRPC.PARSE_ERROR, `Parse error: ${errorMessage(e)}`));
     }
+    const ctx = { ...rpc, client: clientOf(req) };
     if (Array.isArray(parsed)) {
-      const out = (await Promise.all(parsed.map((m) => handleRpc(rpc, m)))).filter((x) => x !== undefined);
+      if (parsed.length > maxBatch) {
+        return send(
+          res,
+          200,
+          rpcError(
+            null,
+            JSONRPC.INVALID_REQUEST,
+            `batch of ${parsed.length} messages: at most ${maxBatch} per request`,
+          ),
+        );
+      }
+      const out = (await Promise.all(parsed.map((m) => handleRpc(ctx, m)))).filter((x) => x !== undefined);
       if (out.length === 0) return void res.writeHead(202).end();
       return send(res, 200, out);
     }
-    const out = await handleRpc(rpc, parsed);
+    const out = await handleRpc(ctx, parsed);
     if (!out) return void res.writeHead(202).end();
     return send(res, 200, out);
   }
@@ -290,7 +336,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
         instance,
       });
     }
-    const authError = checkBearer(req.headers.authorization, token);
+    const authError = token ? checkBearer(req.headers.authorization, token) : checkOrigin(req, originPolicy);
     if (authError) throw authError;
 
     // the hot path: POST /v1/rollouts/<id>/<action>
@@ -387,8 +433,15 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
           });
         }
         case "/state": {
+          // a finished episode's final state stays readable (OpenEnv's session keeps its state after done)
+          const named =
+            (req.headers["x-episode-id"] as string | undefined) ?? new URLSearchParams(query).get("episode_id");
+          if (named && !manager.rollouts.has(named)) {
+            const final = manager.finalState(named, rolloutToken(req));
+            if (final) return send(res, 200, final);
+          }
           const r = episodeOf(req, query);
-          return send(res, 200, r ? stateOf(r) : NO_EPISODE_STATE);
+          return send(res, 200, r ? stateOf(r) : (manager.finalState(undefined, undefined) ?? NO_EPISODE_STATE));
         }
         case "/openapi.json":
           return send(res, 200, openApiDocument(env, options.metadata?.version as string | undefined));
@@ -401,7 +454,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
           const body = await readBody(req, maxBody);
           const maxTurns = RolloutManager.checkMaxTurns(body.maxTurns);
           const task = await manager.resolveTask(body);
-          const r = await manager.create(task, { maxTurns });
+          const r = await manager.create(task, { maxTurns, client: clientOf(req) });
           return send(res, 201, created(r));
         }
         case "/v1/group-reward": {
@@ -436,7 +489,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
           const body = await readBody(req, maxBody);
           const id = manager.checkEpisodeId(body.episode_id);
           const task = await manager.resolveTask(body);
-          const r = await manager.create(task, { id });
+          const r = await manager.create(task, { id, client: clientOf(req) });
           r.viaReset = true;
           return sendJson(res, 200, resetObservationJson(manager, r));
         }
@@ -478,7 +531,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
   const settled = () => {
     if (--inflight === 0 && drained) drained();
   };
-  const server: Server = createServer((req, res) => {
+  const server: Server = createServer(serverOptions(options), (req, res) => {
     metrics.requests++;
     inflight++;
     // one `then` per request (this is the hot path): settle, or answer the error and settle
@@ -494,12 +547,18 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     });
   });
   server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  const ws = attachWebSocket(server, manager, { token, maxPayload: maxBody, isClosing: () => closing, rpc });
+  const guard = guardConnections(server, options);
+  const ws = attachWebSocket(server, manager, {
+    token,
+    originPolicy,
+    maxPayload: maxBody,
+    isClosing: () => closing,
+    rpc,
+  });
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
+    server.listen(options.port ?? 0, bindHost, () => {
       server.off("error", reject);
       resolve();
     });
@@ -526,6 +585,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
           ]);
         }
         await ws.close();
+        guard.stop();
         server.closeAllConnections();
         await stopped;
         await manager.close();

@@ -304,31 +304,125 @@ derive_batch_sizes "$rows"
 echo "benchmax: $rows training rows: train_batch_size=$TRAIN_BATCH_SIZE policy_mini_batch_size=$MINI_BATCH_SIZE" >&2
 build_train_cmd
 
-PIDS=()
-cleanup() {
-  for pid in ${PIDS[@]+"${PIDS[@]}"}; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in ${PIDS[@]+"${PIDS[@]}"}; do wait "$pid" 2>/dev/null || true; done
+# Every server and the trainer run in a process group of their own (job control: `set -m`), so stopping one stops
+# what it spawned too (npx → node, Ray and vLLM workers). Whatever ends the script — the trainer exiting or
+# crashing, Ctrl-C, SIGTERM, a failed health check — the EXIT trap stops the groups it started and waits for them.
+SERVER_PGIDS=()
+TRAIN_PGID=""
+STOP_GRACE_S="${BENCHMAX_STOP_GRACE_S:-15}"
+group_alive() { kill -0 -- "-$1" 2>/dev/null; }
+stop_group() {
+  local pgid="$1" sig="$2" i
+  group_alive "$pgid" || return 0
+  kill "-$sig" -- "-$pgid" 2>/dev/null || true
+  for ((i = 0; i < STOP_GRACE_S * 10; i++)); do
+    group_alive "$pgid" || return 0
+    sleep 0.1
+  done
+  echo "benchmax: process group $pgid did not stop on SIG$sig within ${STOP_GRACE_S}s: SIGKILL" >&2
+  kill -KILL -- "-$pgid" 2>/dev/null || true
 }
-trap cleanup EXIT INT TERM
+cleanup() {
+  local code=$?
+  trap - EXIT INT TERM
+  [ -n "$TRAIN_PGID" ] && stop_group "$TRAIN_PGID" TERM
+  for pgid in ${SERVER_PGIDS[@]+"${SERVER_PGIDS[@]}"}; do stop_group "$pgid" TERM; done
+  [ ${#SERVER_PGIDS[@]} -gt 0 ] && echo "benchmax: stopped the env servers this launch started" >&2
+  exit "$code"
+}
+on_signal() {
+  echo "benchmax: $1: stopping the trainer and the env servers" >&2
+  exit "$2"
+}
+trap cleanup EXIT
+trap 'on_signal SIGINT 130' INT
+trap 'on_signal SIGTERM 143' TERM
+trap 'on_signal SIGHUP 129' HUP
+
+# a port already in use is refused before anything starts: a server left from an earlier launch would otherwise
+# answer the health check and the trainer would talk to the wrong env
+port_free() {
+  node -e '
+const s = require("net").createServer();
+s.once("error", (e) => process.exit(e.code === "EADDRINUSE" ? 3 : 4));
+s.listen(Number(process.argv[2]), process.argv[1], () => s.close(() => process.exit(0)));' "$1" "$2"
+}
+if [ ${#SERVE_CMDS[@]} -gt 0 ]; then
+  IFS=, read -r -a URLS <<<"$BENCHMAX_ENDPOINTS"
+  for url in "${URLS[@]}"; do
+    hp="${url#http://}"
+    set +e
+    port_free "${hp%:*}" "${hp##*:}"
+    rc=$?
+    set -e
+    [ "$rc" = 3 ] && die "port ${hp##*:} on ${hp%:*} is already in use (a server left from an earlier launch?): stop it, or set BENCHMAX_PORT"
+    [ "$rc" = 0 ] || die "cannot listen on ${hp%:*}:${hp##*:} (see above)"
+  done
+fi
+
+# each server is told an instance tag (BENCHMAX_INSTANCE_ID); its /health reports `<tag>.<random>`, so the health
+# wait accepts only the server this launch started
+LAUNCH_TAG="bmx$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')"
+set -m
+TAGS=()
+i=0
 for c in ${SERVE_CMDS[@]+"${SERVE_CMDS[@]}"}; do
-  eval "$c" &
-  PIDS+=("$!")
+  tag="${LAUNCH_TAG}-$i"
+  (
+    export BENCHMAX_INSTANCE_ID="$tag"
+    eval "exec $c"
+  ) &
+  SERVER_PGIDS+=("$!")
+  TAGS+=("$tag")
+  i=$((i + 1))
 done
+set +m
+# health: `ok <instance>` once /health answers 200
+health() {
+  node -e '
+fetch(process.argv[1] + "/health").then(async (r) => {
+  const b = await r.json().catch(() => ({}));
+  process.stdout.write(r.ok ? "ok " + (b.instance ?? "") : "down");
+}, () => process.stdout.write("down"));' "$1"
+}
 IFS=, read -r -a URLS <<<"$BENCHMAX_ENDPOINTS"
+i=0
 for url in "${URLS[@]}"; do
   ok=0
-  for _ in $(seq 1 120); do
-    if node -e "fetch(process.argv[1]+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" "$url"; then
+  for _ in $(seq 1 240); do
+    if [ ${#SERVER_PGIDS[@]} -gt 0 ] && ! kill -0 "${SERVER_PGIDS[$i]}" 2>/dev/null; then
+      die "the env server for $url exited before it became healthy (see its output above)"
+    fi
+    got="$(health "$url")"
+    if [ "${got%% *}" = ok ]; then
+      if [ ${#SERVER_PGIDS[@]} -gt 0 ]; then
+        inst="${got#ok }"
+        case "$inst" in
+          "${TAGS[$i]}".*) ;;
+          *) die "$url answers as instance '$inst', not the server this launch started (${TAGS[$i]}.*): another server holds the port" ;;
+        esac
+        echo "benchmax: $url is this launch's server (instance $inst, process group ${SERVER_PGIDS[$i]})" >&2
+      fi
       ok=1
       break
     fi
     sleep 0.5
   done
-  if [ "$ok" != 1 ]; then
-    echo "benchmax: env server $url did not become healthy" >&2
-    exit 1
-  fi
+  [ "$ok" = 1 ] || die "env server $url did not become healthy"
+  i=$((i + 1))
 done
 echo "benchmax: env servers ready at $BENCHMAX_ENDPOINTS; starting SkyRL in $SKYRL_DIR" >&2
 cd "$SKYRL_DIR"
-env "${TRAIN_ENV[@]}" "${TRAIN_CMD[@]}"
+# the trainer in the background of its own group, so a signal to this script runs the trap at once (bash defers
+# traps while a foreground child runs) and the trap stops the trainer's whole group
+set -m
+env "${TRAIN_ENV[@]}" "${TRAIN_CMD[@]}" &
+TRAIN_PGID=$!
+set +m
+set +e
+wait "$TRAIN_PGID"
+code=$?
+set -e
+TRAIN_PGID=""
+[ "$code" = 0 ] || echo "benchmax: the trainer exited with status $code" >&2
+exit "$code"
