@@ -61,12 +61,44 @@ describe("bad input", () => {
     ).toBe(true);
   });
 
-  it("a function the engine cannot evaluate makes the case unscorable (env_error) without LibreOffice, never 0", async () => {
-    const out = rawSheetXlsx(['<c r="A1"><f>NOSUCHFUNCTION(1)</f><v>2</v></c>', '<c r="B1"><v>3</v></c>']);
-    const err = await scoreOneCase(c, ctx(files(out)), { mode: "embedded" }).catch((e: unknown) => e);
+  it("a function Excel does not have (FOOBAR, EOM) is #NAME?, as in Excel: the model's answer scores 0", async () => {
+    for (const f of ["FOOBAR(1)", "EOM(B1,0)", "_xludf.EOM(B1,0)"]) {
+      const out = rawSheetXlsx([`<c r="A1"><f>${f}</f><v>2</v></c>`, '<c r="B1"><v>3</v></c>']);
+      const r = await scoreOneCase(c, ctx(files(out)), { mode: "embedded" });
+      expect(r.reward).toBe(0);
+      expect(r.metadata?.mismatches).toEqual([{ sheet: "Sheet1", cell: "A1", expected: "2", actual: '"#NAME?"' }]);
+    }
+    // where the gold holds Excel's #NAME? for the same formula, the answer agrees
+    const g = rawSheetXlsx(['<c r="A1" t="e"><f>EOM(B1,0)</f><v>#NAME?</v></c>', '<c r="B1"><v>3</v></c>']);
+    const out = rawSheetXlsx(['<c r="A1"><f>EOM(B1,0)</f></c>', '<c r="B1"><v>3</v></c>']);
+    expect((await scoreOneCase(c, ctx(files(out, g)), { mode: "embedded" })).reward).toBe(1);
+    // IFERROR sees the error, as in Excel
+    const caught = rawSheetXlsx(['<c r="A1"><f>IFERROR(FOOBAR(1),2)</f></c>', '<c r="B1"><v>3</v></c>']);
+    expect((await scoreOneCase(c, ctx(files(caught)), { mode: "embedded" })).reward).toBe(1);
+  });
+
+  it("a function Excel has but the engine lacks, in the model's answer cell, scores 0 and names it (no LibreOffice)", async () => {
+    for (const [f, name] of [
+      ['CELL("filename")', "CELL"],
+      ['INFO("osversion")', "INFO"],
+      ['WEBSERVICE("http://127.0.0.1:1/x")', "WEBSERVICE"],
+    ] as const) {
+      const out = rawSheetXlsx([`<c r="A1"><f>${f.replace(/"/g, "&quot;")}</f><v>2</v></c>`, '<c r="B1"><v>3</v></c>']);
+      const r = await scoreOneCase(c, ctx(files(out)), { mode: "embedded" });
+      expect(r.reward).toBe(0);
+      expect(String(r.metadata?.message)).toMatch(
+        new RegExp(`scored 0: .*cannot evaluate Sheet1!A1: .*function ${name}`),
+      );
+    }
+  });
+
+  it("where the gold needs a function the engine lacks, the case stays env_error (the task's, not the model's)", async () => {
+    const g = rawSheetXlsx(['<c r="A1"><f>INFO("osversion")</f></c>', '<c r="B1"><v>3</v></c>']);
+    const out = rawSheetXlsx(['<c r="A1"><v>2</v></c>', '<c r="B1"><v>3</v></c>']);
+    const err = await scoreOneCase(c, ctx(files(out, g)), { mode: "embedded" }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EnvError);
     expect(String((err as Error).message)).toMatch(
-      /cannot evaluate Sheet1!A1: =NOSUCHFUNCTION\(1\): function NOSUCHFUNCTION/,
+      /cannot evaluate gold Sheet1!A1: =INFO\("osversion"\): function INFO/,
     );
   });
 
@@ -74,7 +106,7 @@ describe("bad input", () => {
     const out = rawSheetXlsx([
       '<c r="A1"><v>2</v></c>',
       '<c r="B1"><f>A1+1</f></c>',
-      '<c r="D9"><f>NOSUCHFUNCTION(1)</f></c>',
+      '<c r="D9"><f>CELL(&quot;filename&quot;)</f></c>',
     ]);
     const r = await scoreOneCase(c, ctx(files(out)), { mode: "embedded" });
     expect(r.reward).toBe(1);

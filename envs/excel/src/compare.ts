@@ -178,6 +178,30 @@ export interface CompareResult {
    * says nothing about the model. The caller falls back to LibreOffice or reports the case unscorable.
    */
   unscorable?: string;
+  /**
+   * Whose file made the case unscorable: "gold" (the task's fault: env_error) or "output" (what the model wrote:
+   * a function Excel has that the engine lacks, or a recalculation past its budget).
+   */
+  unscorableBy?: "gold" | "output";
+}
+
+/** A recalculation budget ran out while reading one side's cells. */
+class SideBudgetError extends Error {
+  constructor(
+    readonly side: "gold" | "output",
+    readonly budget: RecalcBudgetError,
+  ) {
+    super(budget.message);
+  }
+}
+
+function onSide<T>(side: "gold" | "output", f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof RecalcBudgetError) throw new SideBudgetError(side, e);
+    throw e;
+  }
 }
 
 function fail(message: string, extra: Partial<CompareResult> = {}): CompareResult {
@@ -229,15 +253,18 @@ export function compareWorkbooks(
       r.message += `; recalculation: ${reader.errors.slice(0, 3).join("; ")}`;
     }
     if (unscorable.length) {
+      const goldSide = goldReader instanceof LazyRecalc && goldReader.unscorable.length > 0;
       return {
         ...r,
         pass: false,
         unscorable: `the embedded engine cannot evaluate ${unscorable.slice(0, 3).join("; ")}`,
+        unscorableBy: goldSide ? "gold" : "output",
       };
     }
     return r;
   } catch (e) {
-    if (e instanceof RecalcBudgetError) return fail(e.message, { unscorable: e.message });
+    if (e instanceof SideBudgetError) return fail(e.message, { unscorable: e.message, unscorableBy: e.side });
+    if (e instanceof RecalcBudgetError) return fail(e.message, { unscorable: e.message, unscorableBy: "output" });
     if (e instanceof PyError || e instanceof XlsxReadError) return fail(e.message);
     throw e;
   }
@@ -291,8 +318,8 @@ function compareOpened(
     }
     const rect: Rect =
       spec.kind === "cell" ? { minCol: spec.col, minRow: spec.row, maxCol: spec.col, maxRow: spec.row } : spec.rect;
-    const a = goldReader.readCells(sheet, [rect]);
-    const b = reader.readCells(sheet, [rect]);
+    const a = onSide("gold", () => goldReader.readCells(sheet, [rect]));
+    const b = onSide("output", () => reader.readCells(sheet, [rect]));
     const bad: number[] = [];
     const visit = (k: number) => {
       cellsCompared++;

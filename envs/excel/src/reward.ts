@@ -84,14 +84,30 @@ async function judge(
   answerPosition: string,
   scorer: Scorer,
   recalcOutput = false,
+  input?: () => Promise<Buffer | undefined>,
 ): Promise<CaseOutcome> {
   let r = await compareAsync(gold, output, answerPosition, { recalcOutput });
   if (r.goldError) throw new DatasetError(r.goldError, goldPath);
   if (r.unscorable) {
+    // the model's own output past the recalculation budget: its failure (0), not the env's
+    if (r.unscorableBy === "output" && /exceeded its (time )?budget/.test(r.unscorable)) {
+      return { case: n, pass: false, message: `scored 0: ${r.unscorable}`, mismatches: [] };
+    }
     const lo = fallback(scorer);
-    if (!lo) throw unscorable(r.unscorable);
+    if (!lo) {
+      if (r.unscorableBy === "output" && !(await inputUnscorable(gold, input, answerPosition))) {
+        // a function Excel has but the engine lacks, written by the model: its failure, named (score 0)
+        return {
+          case: n,
+          pass: false,
+          message: `scored 0: ${r.unscorable} (without LibreOffice installed, an answer cell must use functions the embedded engine evaluates)`,
+          mismatches: [],
+        };
+      }
+      throw unscorable(r.unscorable);
+    }
     // LibreOffice recalculates the output (and the gold file only when its own missing values were the problem)
-    const goldToo = r.unscorable.includes("gold ");
+    const goldToo = r.unscorableBy === "gold";
     const [g, o] = await Promise.all([
       goldToo ? lo.recalc(gold) : Promise.resolve(gold),
       output ? lo.recalc(output) : Promise.resolve(undefined),
@@ -101,6 +117,21 @@ async function judge(
     if (r.unscorable) throw new EnvError(`cannot score this case: ${r.unscorable}`);
   }
   return { case: n, pass: r.pass, message: r.message, mismatches: r.mismatches };
+}
+
+/**
+ * Whether the task's own input (before the model touched it) already holds an answer cell the engine cannot
+ * evaluate: then the failure is the task's (env_error), not the model's.
+ */
+async function inputUnscorable(
+  gold: Buffer,
+  input: (() => Promise<Buffer | undefined>) | undefined,
+  answerPosition: string,
+): Promise<boolean> {
+  const buf = input && (await input());
+  if (!buf) return false;
+  const r = await compareAsync(gold, buf, answerPosition, { recalcOutput: true });
+  return r.unscorableBy === "output";
 }
 
 /** Score a finished rollout on every test case of its task. */
@@ -147,7 +178,9 @@ export async function scoreRollout(
         }
         throw e;
       }
-      cases.push(await judge(n, gold, answers[i]!, output, answerPosition, scorer, lazyOutputs.has(output)));
+      const inputPath = task.init.inputs[i];
+      const input = inputPath ? () => readFile(inputPath).catch(() => undefined) : undefined;
+      cases.push(await judge(n, gold, answers[i]!, output, answerPosition, scorer, lazyOutputs.has(output), input));
     }
   } finally {
     await Promise.all(scratch.map((w) => w.remove()));

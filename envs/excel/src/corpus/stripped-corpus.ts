@@ -303,6 +303,29 @@ export const STRIPPED_BOOKS: StrippedBook[] = [
     ],
   },
   {
+    // SpreadsheetBench task 57105's shape: an input whose month-end column calls EOM, which Excel does not have
+    // (its cached value is #NAME?, and the official verdict on such a cell is 0 unless the gold holds #NAME? too)
+    name: "name-errors",
+    sheets: [
+      {
+        name: "Sheet1",
+        cells: {
+          ...table([
+            ["Date", "Month end", "Fallback", "Checks"],
+            [{ date: 45000 }],
+            [{ date: 45031 }],
+            [{ date: 45061 }],
+          ]),
+          ...down("B", 2, "EOM(A2,0)", [{ error: "#NAME?" }, { error: "#NAME?" }, { error: "#NAME?" }]),
+          ...down("C", 2, "IFERROR(EOM(A2,0),EOMONTH(A2,0))", [45016, 45046, 45077]),
+          D2: { f: "ISERROR(FOOBAR(1))", v: true },
+          D3: { f: "_xludf.EOM(A2,0)", v: { error: "#NAME?" } },
+          D4: { f: 'ERROR.TYPE(NOSUCHFUNCTION("x"))', v: 5 },
+        },
+      },
+    ],
+  },
+  {
     name: "budget",
     sheets: [
       {

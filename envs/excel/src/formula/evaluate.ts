@@ -5,6 +5,7 @@
  * apply element-wise. Errors travel as thrown `XlError`s inside and become values at function boundaries.
  */
 import { compare, toNum, toText } from "./coerce.js";
+import { isExcelFunction } from "./excel-functions.js";
 import type { FnDef } from "./function-types.js";
 import { FUNCTIONS } from "./functions.js";
 import { MAX_COL, MAX_ROW, type Node, parseFormula } from "./parse.js";
@@ -206,6 +207,12 @@ export class Evaluator {
     return ERR.name;
   }
 
+  /** Whether a call's name could be a LAMBDA bound by LET or by a defined name (the engine does not run those). */
+  private mayBeLambda(name: string): boolean {
+    if (this.scopes.some((s) => s.has(name))) return true;
+    return this.host.definedName?.(name, this.pos.sheet) !== undefined;
+  }
+
   withScope<T>(scope: Map<string, Value>, f: () => T): T {
     this.scopes.push(scope);
     try {
@@ -229,7 +236,11 @@ export class Evaluator {
 
   private call(name: string, args: Node[], array: boolean): Value {
     const def: FnDef | undefined = FUNCTIONS[name];
-    if (!def) throw new UnsupportedFormula(`function ${name}`);
+    if (!def) {
+      // a name Excel does not know (and no LAMBDA a LET or a defined name may bind) is #NAME? in Excel
+      if (!isExcelFunction(name) && !this.mayBeLambda(name)) return ERR.name;
+      throw new UnsupportedFormula(`function ${name}`);
+    }
     if (args.length < def.min || args.length > def.max) return ERR.value;
     try {
       if (def.lazy) return def.lazy(args, this, array);
