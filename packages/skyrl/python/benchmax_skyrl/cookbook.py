@@ -12,10 +12,17 @@ when present, for `StepResult` and `ModelInput`), so it is importable and testab
   returns only what the group adds on top (the env's group-relative components, or 0.0), since the cookbook's
   total is sum(step rewards) + group reward (types.py TrajectoryGroup.get_total_rewards).
 - `cleanup()` releases every rollout the group still holds; builders pickle (configuration only, no connections).
+- The conversation the renderer sees is kept in the cookbook's own message types: the assistant turn is the message
+  `renderer.parse_response` returned (its `ToolCall` objects, ids filled in), each tool result a `tool` message
+  with `tool_call_id` and `name`, so every renderer that renders tool calls (Qwen3, Qwen3.5, Llama3, DeepSeek V3,
+  gpt-oss, Kimi K2) renders the history. OpenAI-style dict tool calls in a prompt are converted to `ToolCall`.
+  With `renderer_tools=True` the env's tools are announced the renderer's way
+  (`renderer.create_conversation_prefix_with_tools`) instead of the env's system prompt.
 """
 
 import asyncio
 import functools
+import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -50,36 +57,104 @@ async def _in_thread(fn, *args, **kwargs):
     return await loop.run_in_executor(None, functools.partial(fn, *args, **kwargs))
 
 
+def _get(obj: Any, key: str, default: Any = None) -> Any:
+    return obj.get(key, default) if isinstance(obj, dict) else getattr(obj, key, default)
+
+
+def _call_id(call: Any, i: int) -> str:
+    return _get(call, "id") or "call_%d" % i
+
+
 def _message_parts(message: Any) -> Any:
-    """(text content, OpenAI tool calls or None) of the renderer's parsed message (a dict or an object)."""
-    get = message.get if isinstance(message, dict) else (lambda k, d=None: getattr(message, k, d))
-    content = get("content")
-    calls = get("tool_calls") or None
+    """(text content, OpenAI tool calls or None) of the renderer's parsed message (a dict or an object).
+
+    Tool calls the renderer could not parse (`unparsed_tool_calls`) go to the server as text, so its parser answers
+    with a readable tool error where the text is a tool call in its format, and the episode ends otherwise."""
+    content = text_of(_get(message, "content"))
+    calls = _get(message, "tool_calls") or None
     out_calls = None
     if calls:
         out_calls = []
         for i, c in enumerate(calls):
-            d = c if isinstance(c, dict) else (c.model_dump() if hasattr(c, "model_dump") else vars(c))
-            fn = d.get("function") or {}
-            if not isinstance(fn, dict):
-                fn = fn.model_dump() if hasattr(fn, "model_dump") else vars(fn)
-            out_calls.append(
-                {
-                    "id": d.get("id") or "call_%d" % i,
-                    "type": "function",
-                    "function": {"name": fn.get("name"), "arguments": fn.get("arguments") or "{}"},
-                }
-            )
-    return text_of(content), out_calls
+            fn = _get(c, "function") or {}
+            args = _get(fn, "arguments")
+            if not isinstance(args, str):
+                args = json.dumps(args if args is not None else {})
+            out_calls.append({"id": _call_id(c, i), "type": "function", "function": {"name": _get(fn, "name"), "arguments": args}})
+    unparsed = _get(message, "unparsed_tool_calls") or []
+    raw = [str(_get(u, "raw_text") or "") for u in unparsed]
+    if any(raw) and not out_calls:
+        content = "\n".join([content] + [r for r in raw if r and r not in content]) if content else "\n".join(raw)
+    return content, out_calls
+
+
+def _cookbook_tool_call_type() -> Any:
+    """tinker_cookbook.renderers.base.ToolCall, or None where the cookbook is absent."""
+    try:
+        from tinker_cookbook.renderers.base import ToolCall  # type: ignore
+
+        return ToolCall
+    except Exception:
+        return None
+
+
+def _with_ids(message: Any) -> Any:
+    """The renderer's parsed message with an id on every tool call (the id the server echoes in its tool messages)."""
+    calls = _get(message, "tool_calls")
+    if not calls or not isinstance(message, dict):
+        return message
+    fixed = []
+    for i, c in enumerate(calls):
+        if _get(c, "id"):
+            fixed.append(c)
+        elif isinstance(c, dict):
+            fixed.append(dict(c, id=_call_id(c, i)))
+        elif hasattr(c, "model_copy"):
+            fixed.append(c.model_copy(update={"id": _call_id(c, i)}))
+        else:
+            fixed.append(c)
+    out = dict(message)
+    out["tool_calls"] = fixed
+    return out
+
+
+def to_cookbook_message(message: Dict[str, Any]) -> Dict[str, Any]:
+    """An OpenAI-style message as a cookbook Message: dict tool calls become the cookbook's ToolCall objects."""
+    out = dict(message)
+    if out.get("content") is None:
+        out["content"] = ""  # OpenAI's null content beside tool calls; renderers take text
+    calls = message.get("tool_calls")
+    tool_call = _cookbook_tool_call_type()
+    if not calls or tool_call is None:
+        return out
+    converted = []
+    for i, c in enumerate(calls):
+        if isinstance(c, dict):
+            fn = c.get("function") or {}
+            args = fn.get("arguments")
+            if not isinstance(args, str):
+                args = json.dumps(args if args is not None else {})
+            c = tool_call(function=tool_call.FunctionBody(name=fn.get("name") or "", arguments=args), id=_call_id(c, i))
+        converted.append(c)
+    out["tool_calls"] = converted
+    return out
 
 
 class BenchmaxCookbookEnv:
     """One episode of a group (tinker_cookbook Env, types.py L195-257): single use."""
 
-    def __init__(self, episode: BenchmaxTextEnv, renderer: Any, stop_condition: Optional[List[Any]] = None):
+    def __init__(
+        self,
+        episode: BenchmaxTextEnv,
+        renderer: Any,
+        stop_condition: Optional[List[Any]] = None,
+        history: Optional[List[Any]] = None,
+    ):
         self.episode = episode
         self.renderer = renderer
         self.stop_condition = stop_condition
+        #: the conversation in the cookbook's types, what the renderer renders (episode.messages is the OpenAI form)
+        self.history: List[Any] = list(history) if history is not None else [to_cookbook_message(m) for m in episode.messages]
 
     @property
     def rollout(self) -> Optional[Rollout]:
@@ -93,7 +168,7 @@ class BenchmaxCookbookEnv:
         return self.stop_condition if self.stop_condition is not None else self.renderer.get_stop_sequences()
 
     def _observe(self) -> Any:
-        return self.renderer.build_generation_prompt(self.episode.messages)
+        return self.renderer.build_generation_prompt(self.history)
 
     async def initial_observation(self):
         return self._observe(), self._stop()
@@ -102,6 +177,7 @@ class BenchmaxCookbookEnv:
         ep = self.episode
         parsed = self.renderer.parse_response(list(action))
         message, termination = parsed if isinstance(parsed, tuple) else (parsed, None)
+        message = _with_ids(message)
         content, tool_calls = _message_parts(message)
         ep.turns += 1
         try:
@@ -109,6 +185,7 @@ class BenchmaxCookbookEnv:
         except BaseException:
             await _in_thread(ep.release_quietly)
             raise
+        self.history.append(message)
         metrics: Dict[str, Any] = {"turn": ep.turns}
         if termination is not None:
             metrics["parse/%s" % getattr(termination, "value", termination)] = 1.0
@@ -129,11 +206,22 @@ class BenchmaxCookbookEnv:
                 metrics=metrics,
                 logs={"rollout_id": meta.get("rollout_id") or "", "task_id": meta.get("task_id") or ""},
             )
-        # the tool results join the conversation as the renderer's tool messages
+        # the tool results join the conversation as the renderer's tool messages (tool_call_id and name: Kimi K2
+        # and gpt-oss render them, Qwen3.5 groups consecutive ones)
         new = ep.messages[-len(out["results"]) :] if out["results"] else []
         if not all(isinstance(m, dict) and m.get("role") == "tool" for m in new):
             new = observations_of(out["results"], "tool")
             ep.messages.extend(new)
+        names = {c["id"]: c["function"]["name"] for c in tool_calls or []}
+        for i, m in enumerate(new):
+            tm: Dict[str, Any] = {"role": "tool", "content": text_of(m.get("content"))}
+            cid = m.get("tool_call_id") or (tool_calls[i]["id"] if tool_calls and i < len(tool_calls) else None)
+            if cid:
+                tm["tool_call_id"] = cid
+            name = m.get("name") or names.get(cid or "")
+            if name:
+                tm["name"] = name
+            self.history.append(tm)
         metrics["tool_calls"] = len(out["results"])
         return _step_result(
             reward=0.0,
@@ -163,7 +251,11 @@ class BenchmaxEnvGroupBuilder:
         token: Optional[str] = None,
         tags: Optional[List[str]] = None,
         stop_condition: Optional[List[Any]] = None,
+        renderer_tools: Any = False,
     ):
+        """`renderer_tools`: announce tools the renderer's way (`create_conversation_prefix_with_tools`): True takes
+        the env server's tools (`/metadata`), a list gives them ({name, description, parameters}); the prompt's
+        system message becomes the prefix's system prompt."""
         if group_size < 1:
             raise ValueError("group_size must be >= 1, got %r" % (group_size,))
         if task_id is None and task is None:
@@ -178,6 +270,7 @@ class BenchmaxEnvGroupBuilder:
         self.max_turns = int(max_turns)
         self.tags = list(tags or ["benchmax"])
         self.stop_condition = stop_condition
+        self.renderer_tools = renderer_tools
         self._client: Optional[BenchmaxClient] = None
         self._rollouts: List[Rollout] = []
         self._episodes: List[BenchmaxTextEnv] = []
@@ -207,9 +300,27 @@ class BenchmaxEnvGroupBuilder:
                 raise
         return rollouts
 
+    def _history(self) -> List[Any]:
+        """The prompt in the cookbook's message types; with renderer_tools, behind the renderer's tool prefix."""
+        prompt = [to_cookbook_message(m) for m in self.prompt]
+        if not self.renderer_tools:
+            return prompt
+        tools = self.renderer_tools
+        if tools is True:
+            tools = self.client().metadata().get("tools") or []
+        specs = [{"name": t["name"], "description": t.get("description", ""), "parameters": t.get("parameters") or {}} for t in tools]
+        system = "\n\n".join(text_of(m.get("content")) for m in prompt if m.get("role") == "system")
+        rest = [m for m in prompt if m.get("role") != "system"]
+        return list(self.renderer.create_conversation_prefix_with_tools(specs, system)) + rest
+
     async def make_envs(self) -> Sequence[BenchmaxCookbookEnv]:
         rollouts = await _in_thread(self._setup)
         self._rollouts.extend(rollouts)
+        try:
+            history = await _in_thread(self._history)
+        except BaseException:
+            await self.cleanup()
+            raise
         envs = []
         for r in rollouts:
             ep = BenchmaxTextEnv(
@@ -219,7 +330,7 @@ class BenchmaxEnvGroupBuilder:
             )
             ep.attach(r, self.prompt)
             self._episodes.append(ep)
-            envs.append(BenchmaxCookbookEnv(ep, self.renderer, self.stop_condition))
+            envs.append(BenchmaxCookbookEnv(ep, self.renderer, self.stop_condition, list(history)))
         return envs
 
     async def compute_group_rewards(

@@ -14,6 +14,8 @@ Read from thinking-machines-lab/tinker-cookbook @ 9dfcc3a2cf44432d621a01005073dc
 """
 
 import asyncio
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, List
 
@@ -119,3 +121,62 @@ class ToyRenderer:
         if text.endswith(self.END):
             return {"role": "assistant", "content": text[: -len(self.END)]}, "stop_sequence"
         return {"role": "assistant", "content": text}, "malformed"
+
+
+class ToolCall:
+    """Stand-in for tinker_cookbook.renderers.base.ToolCall (base.py L88-126, a pydantic model): renderers read it by
+    attribute (`tool_call.function.name`, `.arguments`, `.id`), so an OpenAI-style dict in the history breaks them."""
+
+    class FunctionBody:
+        def __init__(self, name, arguments):
+            self.name = name
+            self.arguments = arguments
+
+    def __init__(self, function, id=None, type="function"):
+        self.function = function
+        self.id = id
+        self.type = type
+
+    def model_copy(self, update=None):
+        out = ToolCall(self.function, self.id, self.type)
+        for k, v in (update or {}).items():
+            setattr(out, k, v)
+        return out
+
+
+class ToolCallRenderer(ToyRenderer):
+    """A renderer that renders tool calls as the cookbook's do (renderers/qwen3.py with base.py `_tool_call_payload`,
+    kimi_k2.py's `## Return of {tool_call_id}`): by attribute on ToolCall objects, and a tool message needs its
+    tool_call_id. parse_response returns ToolCall objects with no id, as Qwen3's parser does."""
+
+    def render(self, m):
+        body = m.get("content") or ""
+        for tc in m.get("tool_calls") or []:
+            payload = {"name": tc.function.name, "arguments": json.loads(tc.function.arguments)}
+            body += "<tool_call>%s</tool_call>" % json.dumps(payload)
+        if m["role"] == "tool":
+            if not m.get("tool_call_id"):
+                raise ValueError("Tool message missing 'tool_call_id' field")
+            body = "## Return of %s\n%s" % (m["tool_call_id"], body)
+        return "<|im_start|>%s\n%s%s\n" % (m["role"], body, self.END)
+
+    def build_generation_prompt(self, messages, role="assistant", prefill=None):
+        return ModelInput(self.tokenizer.encode("".join(self.render(m) for m in messages) + "<|im_start|>%s\n" % role))
+
+    def create_conversation_prefix_with_tools(self, tools, system_prompt=""):
+        lines = "\n".join(json.dumps({"name": t["name"], "parameters": t["parameters"]}) for t in tools)
+        return [{"role": "system", "content": "%s\n# Tools\n%s" % (system_prompt, lines)}]
+
+    def parse_response(self, response):
+        text = self.tokenizer.decode(response)
+        if not text.endswith(self.END):
+            return {"role": "assistant", "content": text}, "malformed"
+        text = text[: -len(self.END)]
+        calls = []
+        for raw in re.findall(r"<tool_call>(.*?)</tool_call>", text, re.S):
+            d = json.loads(raw)
+            calls.append(ToolCall(ToolCall.FunctionBody(d["name"], json.dumps(d["arguments"]))))
+        msg = {"role": "assistant", "content": re.sub(r"<tool_call>.*?</tool_call>", "", text, flags=re.S)}
+        if calls:
+            msg["tool_calls"] = calls
+        return msg, "stop_sequence"

@@ -7,10 +7,13 @@ import pickle
 import unittest
 import urllib.request
 
+import os
+
 from benchmax_skyrl import BenchmaxEnvGroupBuilder, BenchmaxRLDataset, BenchmaxTextEnv
+from benchmax_skyrl.cookbook import _message_parts, to_cookbook_message
 
 import cookbook_loop
-from live import ENDPOINT, PROMPT, TOKEN, call, check_fixture, needs_server
+from live import ENDPOINT, FIXTURES, PROMPT, TOKEN, call, check_fixture, needs_server
 
 
 def metrics(url):
@@ -138,6 +141,92 @@ class CookbookGroupTest(unittest.TestCase):
         self.assertIn("group_size", str(ctx.exception))
         with self.assertRaises(ValueError):
             BenchmaxRLDataset([], ENDPOINT, None, batch_size=1)
+
+
+@needs_server
+class CookbookToolCallHistoryTest(unittest.TestCase):
+    """The history the renderer renders holds the cookbook's ToolCall objects and tool messages with ids
+    (issue 24: Qwen3/Qwen3.5/DeepSeek V3/gpt-oss/Kimi K2 read tool calls by attribute)."""
+
+    def test_group_rollout_with_tool_call_objects(self):
+        renderer = cookbook_loop.ToolCallRenderer()
+        b = BenchmaxEnvGroupBuilder(
+            ENDPOINT, PROMPT, renderer, task_id="t2", group_size=2, max_turns=4, token=TOKEN, renderer_tools=True
+        )
+        seen = []
+
+        async def policy(ob, stop, max_tokens=None):
+            text = renderer.tokenizer.decode(ob.to_ints())
+            seen.append(text)
+            if "## Return of" not in text:
+                reply = '<tool_call>{"name": "add", "arguments": {"a": 10, "b": 7}}</tool_call>'
+            else:
+                reply = "<answer>17</answer>"
+            return cookbook_loop.TokensWithLogprobs(renderer.tokenizer.encode(reply + stop[0]), None, "stop")
+
+        envs_seen = []
+        make = b.make_envs
+
+        async def make_envs():
+            envs = await make()
+            envs_seen.extend(envs)
+            return envs
+
+        b.make_envs = make_envs
+        group = asyncio.run(cookbook_loop.do_group_rollout(b, policy))
+        self.assertEqual(group.get_total_rewards(), [1.0, 1.0])
+        # tools announced the renderer's way, from the server's /metadata, after the prompt's system prompt
+        self.assertIn("You add numbers.\n# Tools\n", seen[0])
+        self.assertIn('{"name": "add"', seen[0])
+        h = envs_seen[0].history
+        self.assertEqual([m["role"] for m in h], ["system", "user", "assistant", "tool", "assistant"])
+        call_ = h[2]["tool_calls"][0]
+        self.assertIsInstance(call_, cookbook_loop.ToolCall)
+        self.assertEqual((call_.id, call_.function.name), ("call_0", "add"))
+        self.assertEqual(h[3], {"role": "tool", "content": "17", "tool_call_id": "call_0", "name": "add"})
+        # the second prompt rendered the call by attribute and the result under its id
+        second = [t for t in seen if "## Return of" in t][0]
+        self.assertIn('<tool_call>{"name": "add", "arguments": {"a": 10, "b": 7}}</tool_call>', second)
+        self.assertIn("## Return of call_0\n17", second)
+        # the server got OpenAI-style calls (what its episode engine parses)
+        sent = envs_seen[0].messages[2]["tool_calls"][0]
+        self.assertEqual(sent, {"id": "call_0", "type": "function", "function": {"name": "add", "arguments": '{"a": 10, "b": 7}'}})
+
+
+class CookbookMessageTest(unittest.TestCase):
+    def test_parsed_messages_to_the_server(self):
+        tc = cookbook_loop.ToolCall(cookbook_loop.ToolCall.FunctionBody("add", '{"a": 1}'), id="functions.add:0")
+        content, calls = _message_parts({"role": "assistant", "content": [{"type": "text", "text": "x"}], "tool_calls": [tc]})
+        self.assertEqual(content, "x")
+        self.assertEqual(calls, [{"id": "functions.add:0", "type": "function", "function": {"name": "add", "arguments": '{"a": 1}'}}])
+        # a call the renderer could not parse reaches the server as text (its parser answers with a tool error)
+        bad = {"role": "assistant", "content": "", "unparsed_tool_calls": [{"raw_text": "<tool_call>{oops</tool_call>", "error": "Invalid JSON"}]}
+        self.assertEqual(_message_parts(bad), ("<tool_call>{oops</tool_call>", None))
+
+    def test_prompt_messages_get_text_content(self):
+        self.assertEqual(to_cookbook_message({"role": "assistant", "content": None})["content"], "")
+
+    def test_recorded_runs_of_every_renderer(self):
+        """The record of cookbook_renderers.py: the cookbook's do_group_rollout with each renderer, at a pinned
+        commit, against `benchmax serve math` (re-run it with --record to refresh)."""
+        with open(os.path.join(FIXTURES, "cookbook-renderers.json")) as f:
+            rec = json.load(f)
+        self.assertRegex(rec["cookbook_commit"], r"^[0-9a-f]{40}$")
+        names = [r["renderer"] for r in rec["runs"]]
+        self.assertEqual(
+            names, ["qwen3", "qwen3_instruct", "qwen3_5", "llama3", "deepseekv3", "gpt_oss_medium_reasoning", "kimi_k2"]
+        )
+        for r in rec["runs"]:
+            self.assertNotIn("error", r, r["renderer"])
+            self.assertEqual(r["rewards"], [1.0, 0.0, 1.0, 0.0], r["renderer"])
+            self.assertEqual(r["rollouts_created"], 4, r["renderer"])  # 1 create + 3 forks
+            self.assertEqual(r["history_roles"][-3:], ["assistant", "tool", "assistant"], r["renderer"])
+            self.assertEqual(r["tool_message"]["name"], "calculator")
+            self.assertEqual(r["tool_message"]["content"], "34")
+            if r["sent_tool_calls"]:  # native tool calls: the tool result is filed under the id that was sent
+                self.assertEqual(r["tool_message"]["tool_call_id"], r["sent_tool_calls"][0]["id"])
+                self.assertIn("calculator", r["tool_call_turn"])
+                self.assertIn("34", r["final_prompt_tail"])
 
 
 if __name__ == "__main__":

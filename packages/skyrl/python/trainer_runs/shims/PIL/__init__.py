@@ -1,0 +1,1 @@
+"""Shim of Pillow (no image content is rendered here)."""
