@@ -2,32 +2,40 @@
  * `run_code`: model-written JavaScript run against the rollout's workbook in a separate, restricted Node process.
  *
  * What is enforced, and how:
- * - A fresh child process per call (`process.execPath`), killed with SIGKILL at the time limit.
- * - The jail (sandbox/jail.ts), where Linux user, mount, network and PID namespaces are available: the child sees a
- *   read-only root holding only the node binary, its shared libraries, `/box/child.mjs`, `/box/exceljs.cjs` (exceljs
- *   bundled into one file) and the code, plus a `/work` tmpfs of `maxDiskMb` holding a copy of the workbook. No
- *   package folder, no other workspace and no gold file exists in it. No network, no signals to host processes.
- * - Node's permission model on top (`--experimental-permission`): reads only of those three files and `/work`,
+ * - With the jail (sandbox/jail.ts: Linux user, mount, network and PID namespaces), one live Node process per
+ *   rollout, taken from a warm pool (sandbox/interpreters.ts, sandbox/node-runner.ts): globals the code assigns and
+ *   the loaded `workbook` carry over between calls. A call past its time limit kills that process (the next call
+ *   starts a fresh one and says so). The process sees a read-only root holding only the node binary, its shared
+ *   libraries, `/box/child.mjs` and `/box/exceljs.cjs` (exceljs bundled into one file), plus a `/work` tmpfs of
+ *   `maxDiskMb`. No package folder, no other workspace and no gold file exists in it. No network, no signals to
+ *   host processes, an unprivileged host uid, a process cap, a clean environment, no inherited descriptor.
+ * - Node's permission model on top (`--experimental-permission`): reads only of those two files and `/work`,
  *   writes only under `/work`, no child processes, worker threads, native addons or WASI.
  * - Limits: V8 heap `--max-old-space-size` (default 256 MB); the whole data segment (Buffers and other memory
  *   outside the heap) `maxMemoryMb` via RLIMIT_DATA (default heap + 512 MB); disk writes `maxDiskMb` (default 64 MB:
  *   the tmpfs size and RLIMIT_FSIZE).
- * - Without the jail (no user namespaces), the same Node flags grant exactly the workspace, the child script and the
- *   bundle at their host paths, `prlimit` applies the same limits, and `unshare -rnp` isolates the network where it
+ * - `deferSave`: the changed workbook stays in the live process until `flushInterpreters` asks for it (the env
+ *   does before a structured tool or the scorer reads the file); otherwise it is saved after each call.
+ * - Without the jail (no user namespaces), a fresh process per call: the same Node flags grant exactly the
+ *   workspace, the child script and the bundle at their host paths, `prlimit` applies the same limits, and `unshare -rnp` isolates the network where it
  *   can (`networkIsolated()` reports it).
  * - The code runs inside a `vm` context that exposes only `workbook` (an exceljs Workbook), `console` and
  *   `ExcelJS`; `vm` is not a security boundary by itself — the process restrictions above are.
  * - Output (console.log / error text) is truncated to `maxOutputChars`.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ToolError, workspaceRoot } from "@benchmax/core";
+import { goneMessage } from "./run-python.js";
 import { exceljsBundle } from "./sandbox/bundle.js";
-import { jailAvailable, runJailed } from "./sandbox/jail.js";
+import { execInInterpreter, type InterpreterSpec, type LifeOptions } from "./sandbox/interpreters.js";
+import { jailAvailable } from "./sandbox/jail.js";
+import { JailGone } from "./sandbox/live-jail.js";
+import { NODE_RUNNER } from "./sandbox/node-runner.js";
 import { type CapturedRun, spawnCaptured } from "./sandbox/spawn-captured.js";
 
-export interface RunCodeOptions {
+export interface RunCodeOptions extends LifeOptions {
   timeoutMs?: number;
   maxOldSpaceMb?: number;
   /** Cap on the child's whole data segment (heap and memory outside it), MB. Default: heap + 512. */
@@ -37,6 +45,12 @@ export interface RunCodeOptions {
   maxOutputChars?: number;
   /** Use the jail where it is available (default true); false = the Node-permission-model-only path. */
   jail?: boolean;
+  /** Processes (threads included) the jail may hold at once. Default 48 (Node runs about a dozen threads). */
+  maxProcesses?: number;
+  /** Keep the changed workbook in the live process until `flushInterpreters` (default false: save after each call). */
+  deferSave?: boolean;
+  /** A fresh jailed process for this call only (no state carries over): the pre-pool behaviour, for baselines. */
+  fresh?: boolean;
 }
 
 const CHILD = String.raw`
@@ -66,6 +80,17 @@ try {
   done({ ok: false, error: msg });
 }
 `;
+
+let livePath: string | undefined;
+function liveChildScript(): string {
+  if (!livePath || !existsSync(livePath)) {
+    const dir = join(workspaceRoot(), "excel-run-code");
+    mkdirSync(dir, { recursive: true });
+    livePath = join(dir, "live-child.mjs");
+    writeFileSync(livePath, NODE_RUNNER);
+  }
+  return livePath;
+}
 
 let childPath: string | undefined;
 function childScript(): string {
@@ -145,49 +170,94 @@ export async function runCode(
     diskMb: options.maxDiskMb ?? 64,
     maxOut: options.maxOutputChars ?? 8000,
   };
+  if (options.jail !== false && jailAvailable().ok) return runLive(wbPath, workspaceDir, code, lim, options);
   const codePath = join(workspaceDir, ".code.js");
   writeFileSync(codePath, code);
   try {
-    const raw =
-      options.jail !== false && jailAvailable().ok
-        ? await runInJail(wbPath, workspaceDir, codePath, lim)
-        : await runWithGrants(wbPath, workspaceDir, codePath, lim);
-    return interpret(raw, lim);
+    return interpret(await runWithGrants(wbPath, workspaceDir, codePath, lim), lim);
   } finally {
     rmSync(codePath, { force: true });
   }
 }
 
-type Raw = CapturedRun;
-
-async function runInJail(wbPath: string, workspaceDir: string, codePath: string, lim: Limits): Promise<Raw> {
+/** The live interpreter spec for these limits (identical limits share one warm pool). */
+export function nodeSpec(options: RunCodeOptions = {}): InterpreterSpec {
+  const maxOld = options.maxOldSpaceMb ?? 256;
+  const memoryMb = options.maxMemoryMb ?? maxOld + 512;
+  const diskMb = options.maxDiskMb ?? 64;
+  const maxProcs = options.maxProcesses ?? 48;
   const node = realpathSync(process.execPath);
-  const out = join(workspaceDir, ".workbook.out.xlsx");
-  const r = await runJailed({
-    readOnly: [node],
-    box: { "child.mjs": childScript(), "exceljs.cjs": exceljsBundle(), "code.js": codePath },
-    workbook: wbPath,
-    workbookOut: out,
-    argv: [
-      node,
-      ...nodeFlags(["/box/child.mjs", "/box/exceljs.cjs", "/box/code.js", "/work"], "/work", lim.maxOld),
-      "/box/child.mjs",
-      "/work/workbook.xlsx",
-      "/box/code.js",
-      "/box/exceljs.cjs",
-      String(lim.maxOut),
-      String(lim.timeoutMs),
-    ],
-    timeoutMs: lim.timeoutMs + 2000,
-    memoryMb: lim.memMb,
-    memoryLimit: "data",
-    diskMb: lim.diskMb,
-    scratchDir: workspaceDir,
-  });
-  if (r.status === 0 && existsSync(out)) renameSync(out, wbPath);
-  else rmSync(out, { force: true });
-  return r;
+  return {
+    language: "node",
+    poolKey: `node\0${node}\0${maxOld}\0${memoryMb}\0${diskMb}\0${maxProcs}`,
+    jail: {
+      readOnly: [node],
+      box: { "child.mjs": liveChildScript(), "exceljs.cjs": exceljsBundle() },
+      argv: [
+        node,
+        ...nodeFlags(["/box/child.mjs", "/box/exceljs.cjs", "/work"], "/work", maxOld),
+        "/box/child.mjs",
+        "/box/exceljs.cjs",
+      ],
+      env: { HOME: "/work", TMPDIR: "/work", LANG: "C.UTF-8" },
+      memoryMb,
+      memoryLimit: "data",
+      diskMb,
+      maxProcs,
+    },
+  };
 }
+
+async function runLive(
+  wbPath: string,
+  workspaceDir: string,
+  code: string,
+  lim: Limits,
+  options: RunCodeOptions,
+): Promise<RunCodeResult> {
+  const spec = nodeSpec(options);
+  let r: Awaited<ReturnType<typeof execInInterpreter>>;
+  try {
+    r = await execInInterpreter({
+      ...options,
+      spec,
+      workspaceDir,
+      wbPath,
+      code,
+      timeoutMs: lim.timeoutMs,
+      maxOut: lim.maxOut,
+      save: !options.deferSave,
+    });
+  } catch (e) {
+    if (e instanceof JailGone) {
+      if (e.why === "died" && /heap out of memory|Allocation failed/i.test(e.message))
+        throw new ToolError(
+          goneMessage("run_code", new JailGone("memory", e.message), lim.timeoutMs, lim.memMb).replace(
+            /\(\d+ MB for[^)]*\)/,
+            `(heap ${lim.maxOld} MB)`,
+          ),
+        );
+      throw new ToolError(goneMessage("run_code", e, lim.timeoutMs, lim.memMb));
+    }
+    throw e;
+  }
+  const note = r.note ? `[note: ${r.note}; globals from earlier calls are gone]\n` : "";
+  const output = note + r.output + (r.truncated ? `\n[output truncated at ${lim.maxOut} characters]` : "");
+  if (!r.ok) throw new ToolError(`${explain(r.error, lim)}${output ? `\noutput before the error:\n${output}` : ""}`);
+  return { output };
+}
+
+/** The model-readable form of an error the code raised. */
+function explain(error: string, lim: Limits): string {
+  let err = error || "run_code failed";
+  if (/Script execution timed out|timed out/i.test(err)) err = `run_code timed out after ${lim.timeoutMs} ms`;
+  else if (/ENOSPC|EFBIG/.test(err)) err = `run_code hit the disk limit (${lim.diskMb} MB): ${err}`;
+  else if (/Array buffer allocation failed|Cannot allocate memory|ENOMEM/i.test(err))
+    err = `run_code hit the memory limit (${lim.memMb} MB, memory outside the heap included): ${err}`;
+  return err;
+}
+
+type Raw = CapturedRun;
 
 function runWithGrants(wbPath: string, workspaceDir: string, codePath: string, lim: Limits): Promise<Raw> {
   const ws = realpathSync(workspaceDir);
@@ -237,11 +307,7 @@ function interpret(raw: Raw, lim: Limits): RunCodeResult {
   }
   const output = parsed.output + (parsed.truncated ? `\n[output truncated at ${maxOut} characters]` : "");
   if (!parsed.ok) {
-    let err = parsed.error ?? "run_code failed";
-    if (/timed out/i.test(err)) err = `run_code timed out after ${timeoutMs} ms`;
-    else if (/ENOSPC|EFBIG/.test(err)) err = `run_code hit the disk limit (${diskMb} MB): ${err}`;
-    else if (/Array buffer allocation failed|Cannot allocate memory|ENOMEM/i.test(err))
-      err = `run_code hit the memory limit (${memMb} MB, memory outside the heap included): ${err}`;
+    const err = explain(parsed.error ?? "", lim);
     throw new ToolError(`${err}${output ? `\noutput before the error:\n${output}` : ""}`);
   }
   if (raw.status !== 0) {

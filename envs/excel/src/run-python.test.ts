@@ -58,7 +58,7 @@ describe.skipIf(!py.ok)("run_python", () => {
       "import os\nprint(sorted(os.listdir('/')), sorted(os.listdir('/work')), sorted(os.listdir('/box')))\ntry:\n  os.chroot('/usr')\nexcept OSError as e:\n  print(type(e).__name__)",
     );
     expect(r.output).toBe(
-      "['box', 'dev', 'lib', 'lib64', 'usr', 'work'] ['workbook.xlsx'] ['code.py', 'runner.py']\nPermissionError\n",
+      "['box', 'dev', 'lib', 'lib64', 'usr', 'work'] ['workbook.xlsx'] ['runner.py']\nPermissionError\n",
     );
   });
 

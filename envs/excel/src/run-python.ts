@@ -1,60 +1,46 @@
 /**
  * `run_python`: model-written Python (openpyxl, as SpreadsheetBench's inference prompts ask for) run against the
- * rollout's workbook, in the same jail as run_code (sandbox/jail.ts) with the same guarantees:
- * - the process sees a read-only root holding only the Python binary, its standard library, shared libraries, the
- *   openpyxl and et_xmlfile package folders, the runner and the code, plus a `/work` tmpfs of `maxDiskMb`
- *   holding a copy of the workbook (`/work/workbook.xlsx`) — no other file of the host exists in it;
- * - no network (an empty network namespace), no capabilities, no signals to host processes;
- * - time (`timeoutMs`, then the whole PID namespace is killed), memory (`maxMemoryMb`, RLIMIT_AS: a MemoryError)
+ * rollout's workbook in a live interpreter of its own, like SpreadsheetBench's kernel: variables, imports and an
+ * open workbook carry over from call to call (sandbox/interpreters.ts, sandbox/py-runner.ts). The interpreter runs
+ * in the jail (sandbox/jail.ts):
+ * - it sees a read-only root holding only the Python binary, its standard library, shared libraries, the openpyxl
+ *   and et_xmlfile package folders and the runner, plus a `/work` tmpfs of `maxDiskMb` holding the workbook
+ *   (`/work/workbook.xlsx`) — no other file of the host exists in it;
+ * - no network (an empty network namespace), no capabilities, no signals to host processes, an unprivileged host
+ *   uid, at most `maxProcesses` processes, a clean environment, no inherited descriptor;
+ * - time (`timeoutMs` per call; past it the interpreter is killed and the next call starts a fresh one), memory
+ *   (`maxMemoryMb` for the whole jail where a cgroup is available, and per process by RLIMIT_AS: a MemoryError)
  *   and disk (`maxDiskMb`: ENOSPC) limits.
  * The code loads and saves the workbook itself (`openpyxl.load_workbook(workbook_path)` … `wb.save(workbook_path)`).
- * The saved file replaces the rollout's workbook only when the code ran to the end without an exception.
+ * The saved file replaces the rollout's workbook when the call finishes without an exception.
  *
  * Python is started with `-I -S` (no site-packages, no .pth files, no environment variables); only the two package
  * folders are added to `sys.path`. The jail needs Linux user and mount namespaces; without them run_python is not
  * offered (there is no unconfined fallback).
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ToolError, workspaceRoot } from "@benchmax/core";
-import { jailAvailable, runJailed } from "./sandbox/jail.js";
+import { type ExecReply, execInInterpreter, type InterpreterSpec, type LifeOptions } from "./sandbox/interpreters.js";
+import { jailAvailable } from "./sandbox/jail.js";
+import { JailGone } from "./sandbox/live-jail.js";
+import { PY_RUNNER } from "./sandbox/py-runner.js";
 
-export interface RunPythonOptions {
+export interface RunPythonOptions extends LifeOptions {
   timeoutMs?: number;
-  /** Address-space cap (RLIMIT_AS), MB. Default 1024. */
+  /** Memory cap, MB: for the whole jail (cgroup) where available, and per process (RLIMIT_AS). Default 1024. */
   maxMemoryMb?: number;
   /** Size of the writable `/work` tmpfs (and the largest file), MB. Default 64. */
   maxDiskMb?: number;
+  /** Processes (threads included) the jail may hold at once. Default 32. */
+  maxProcesses?: number;
   maxOutputChars?: number;
   /** The Python interpreter; default: the first of /usr/bin/python3 and python3 that can import openpyxl. */
   python?: string;
+  /** A fresh interpreter for this call only (no state carries over): the pre-pool behaviour, for baselines. */
+  fresh?: boolean;
 }
-
-const RUNNER = String.raw`
-import sys, os, traceback
-sys.path[:0] = sys.argv[2].split(os.pathsep)
-os.chdir("/work")
-max_out = int(sys.argv[1])
-code = open("/box/code.py", encoding="utf-8").read()
-import openpyxl
-g = {"__name__": "__main__", "__builtins__": __builtins__, "openpyxl": openpyxl,
-     "workbook_path": "/work/workbook.xlsx", "input_path": "/work/workbook.xlsx", "output_path": "/work/workbook.xlsx"}
-try:
-    exec(compile(code, "code.py", "exec"), g)
-except SystemExit as e:
-    if e.code not in (None, 0):
-        sys.stdout.flush()
-        sys.stderr.write("SystemExit: %s\n" % (e.code,))
-        sys.exit(1)
-except BaseException as e:
-    sys.stdout.flush()
-    tb = traceback.extract_tb(e.__traceback__)
-    frames = [f for f in tb if f.filename == "code.py"][-4:]
-    lines = ["Traceback (your code):\n"] + traceback.format_list(frames) + traceback.format_exception_only(type(e), e)
-    sys.stderr.write("".join(lines))
-    sys.exit(1)
-`;
 
 interface PythonInfo {
   exe: string;
@@ -109,19 +95,53 @@ function runnerScript(): string {
   if (!runnerPath || !existsSync(runnerPath)) {
     const dir = join(workspaceRoot(), "excel-run-python");
     mkdirSync(dir, { recursive: true });
-    runnerPath = join(dir, "runner.py");
-    writeFileSync(runnerPath, RUNNER);
+    runnerPath = join(dir, "live-runner.py");
+    writeFileSync(runnerPath, PY_RUNNER);
   }
   return runnerPath;
+}
+
+/** The interpreter spec for these options (identical options share one warm pool). */
+export function pythonSpec(options: RunPythonOptions = {}): InterpreterSpec {
+  const p = probe(options.python);
+  if (!p.ok) throw new ToolError(`run_python is not available here: ${p.reason}`);
+  const memoryMb = options.maxMemoryMb ?? 1024;
+  const diskMb = options.maxDiskMb ?? 64;
+  const maxProcs = options.maxProcesses ?? 32;
+  return {
+    language: "python",
+    poolKey: `python\0${p.python.exe}\0${memoryMb}\0${diskMb}\0${maxProcs}`,
+    jail: {
+      readOnly: p.python.binds,
+      box: { "runner.py": runnerScript() },
+      argv: [p.python.exe, "-I", "-S", "-B", "/box/runner.py", p.python.path.join(":")],
+      env: { PYTHONIOENCODING: "utf-8", HOME: "/work", TMPDIR: "/work", LANG: "C.UTF-8" },
+      memoryMb,
+      memoryLimit: "as",
+      diskMb,
+      maxProcs,
+    },
+  };
 }
 
 export interface RunPythonResult {
   output: string;
 }
 
+/** The words a model reads when its interpreter is gone. */
+export function goneMessage(tool: string, e: JailGone, timeoutMs: number, memoryMb: number): string {
+  const lost =
+    "the interpreter was stopped; the next call starts a fresh one, so variables and imports from earlier calls are gone (the workbook keeps its last saved state)";
+  if (e.why === "timeout") return `${tool} timed out after ${timeoutMs} ms: ${lost}`;
+  if (e.why === "memory")
+    return `${tool} hit the memory limit (${memoryMb} MB for the interpreter and its processes together): ${lost}`;
+  return `${tool} failed: ${e.message}; ${lost}`;
+}
+
 /**
- * Run Python `code` against the workbook file `wbPath` (inside `workspaceDir`); the workbook the code saves
- * replaces it on success. Errors in the code, time-outs and exhausted limits are ToolErrors the model reads.
+ * Run Python `code` against the workbook file `wbPath` in the live interpreter of the rollout whose workspace is
+ * `workspaceDir`; the workbook the code saves replaces the file on success. Errors in the code, time-outs and
+ * exhausted limits are ToolErrors the model reads.
  */
 export async function runPython(
   wbPath: string,
@@ -133,42 +153,23 @@ export async function runPython(
   const memMb = options.maxMemoryMb ?? 1024;
   const diskMb = options.maxDiskMb ?? 64;
   const maxOut = options.maxOutputChars ?? 8000;
-  const p = probe(options.python);
-  if (!p.ok) throw new ToolError(`run_python is not available here: ${p.reason}`);
-  const codePath = join(workspaceDir, ".code.py");
-  const out = join(workspaceDir, ".workbook.out.xlsx");
-  writeFileSync(codePath, code);
+  const spec = pythonSpec(options);
+  let r: ExecReply;
   try {
-    const r = await runJailed({
-      readOnly: p.python.binds,
-      box: { "runner.py": runnerScript(), "code.py": codePath },
-      workbook: wbPath,
-      workbookOut: out,
-      argv: [p.python.exe, "-I", "-S", "-B", "/box/runner.py", String(maxOut), p.python.path.join(":")],
-      env: { PYTHONIOENCODING: "utf-8", HOME: "/work", TMPDIR: "/work", LANG: "C.UTF-8" },
-      timeoutMs,
-      memoryMb: memMb,
-      memoryLimit: "as",
-      diskMb,
-      scratchDir: workspaceDir,
-    });
-    if (r.timedOut) throw new ToolError(`run_python timed out after ${timeoutMs} ms (the process was killed)`);
-    const truncated = r.stdout.length > maxOut;
-    const output = r.stdout.slice(0, maxOut) + (truncated ? `\n[output truncated at ${maxOut} characters]` : "");
-    if (r.status !== 0) {
-      const err = r.stderr.trim();
-      let msg = err.split("\n").slice(-12).join("\n").slice(0, 3000) || `exit status ${r.status}`;
-      if (/MemoryError|Cannot allocate memory/.test(err))
-        msg = `run_python hit the memory limit (${memMb} MB):\n${msg}`;
-      else if (/No space left on device|File too large|Errno 28|Errno 27/.test(err))
-        msg = `run_python hit the disk limit (${diskMb} MB):\n${msg}`;
-      else if (r.status === 137 || r.status === 9) msg = `run_python was killed (memory limit ${memMb} MB?):\n${msg}`;
-      throw new ToolError(`${msg}${output ? `\noutput before the error:\n${output}` : ""}`);
-    }
-    if (existsSync(out)) renameSync(out, wbPath);
-    return { output };
-  } finally {
-    rmSync(codePath, { force: true });
-    rmSync(out, { force: true });
+    r = await execInInterpreter({ ...options, spec, workspaceDir, wbPath, code, timeoutMs, maxOut, save: true });
+  } catch (e) {
+    if (e instanceof JailGone) throw new ToolError(goneMessage("run_python", e, timeoutMs, memMb));
+    throw e;
   }
+  const note = r.note ? `[note: ${r.note}; variables from earlier calls are gone]\n` : "";
+  const output = note + r.output + (r.truncated ? `\n[output truncated at ${maxOut} characters]` : "");
+  if (!r.ok) {
+    const err = r.error.trim();
+    let msg = err.split("\n").slice(-12).join("\n").slice(0, 3000) || "the code failed";
+    if (/MemoryError|Cannot allocate memory/.test(err)) msg = `run_python hit the memory limit (${memMb} MB):\n${msg}`;
+    else if (/No space left on device|File too large|Errno 28|Errno 27/.test(err))
+      msg = `run_python hit the disk limit (${diskMb} MB):\n${msg}`;
+    throw new ToolError(`${msg}${output ? `\noutput before the error:\n${output}` : ""}`);
+  }
+  return { output };
 }

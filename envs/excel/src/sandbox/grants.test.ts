@@ -84,10 +84,11 @@ describe.each([
       const seen = JSON.parse(r.output) as { grants: string[]; files: number; found: string[]; readable: string[] };
       expect(seen.readable).toEqual([]);
       expect(seen.grants.length).toBeGreaterThanOrEqual(3);
-      expect(seen.files).toBeGreaterThanOrEqual(3); // the walk did reach the granted files
+      expect(seen.files).toBeGreaterThanOrEqual(2); // the walk did reach the granted files
       for (const g of seen.grants) expect(g).not.toMatch(/node_modules/);
       if (jail) {
-        expect(seen.grants.sort()).toEqual(["/box/child.mjs", "/box/code.js", "/box/exceljs.cjs", "/work"]);
+        // the live process gets its code over a pipe, and the workbook in memory
+        expect(seen.grants.sort()).toEqual(["/box/child.mjs", "/box/exceljs.cjs", "/work"]);
       } else {
         // host paths: the workspace folder, and files only (never a package folder)
         const ws = realpathSync(dir);

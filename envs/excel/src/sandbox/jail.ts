@@ -1,50 +1,50 @@
 /**
- * The jail run_code and run_python run in (Linux; util-linux `unshare`, `chroot`, `setpriv`, `prlimit`).
+ * The jail run_code and run_python run in (Linux; util-linux `unshare`, `chroot`, `setpriv`, `prlimit`; bash).
  *
- * `unshare -rmnp --fork --kill-child` gives the program new user, mount, network and PID namespaces. A shell inside
- * them builds a root that holds nothing but what the program needs, then runs the program in it:
- * - `/` is a small tmpfs, remounted read-only once built; it holds only read-only binds of the paths named in the
- *   spec (the interpreter binary, its shared-library folders, its standard library, single files in `/box`) and
- *   `/dev/{null,zero,urandom}`. No workspace of another rollout, no package folder, no gold file is ever in it.
- * - `/work` is a tmpfs of `diskMb` (the disk cap: writes past it fail with ENOSPC). The rollout's workbook is
- *   copied in before the run and copied back, only when the program succeeded and only as a regular file.
- * - The program runs after `chroot` with every capability dropped (`setpriv --bounding-set=-all`, no new privileges),
- *   so it can neither mount, chroot again nor leave the root; its working folder is `/work`.
- * - `prlimit`: address space or data segment (`memoryMb`, memory outside a JS heap included), file size
- *   (`diskMb`), open files, no core dumps. The network namespace has only a down loopback. When the time limit
- *   passes, the host kills the namespace's first process, and the kernel kills everything in the PID namespace.
+ * `spawnJail` starts one long-lived jailed process (an interpreter waiting on its stdin for code, see
+ * live-jail.ts). The chain, from the host:
+ * - (with a cgroup) `sh` writes its own pid into the jail's memory cgroup, then execs the rest: every process of the
+ *   jail is born in the group, so the memory cap holds for the jail as a whole (cgroup.ts);
+ * - `setpriv --pdeathsig KILL`: the jail dies with the env process, even when that is SIGKILLed; when the env runs as
+ *   root, the same setpriv also becomes uid/gid 65534 (nobody), so the jail's user namespace maps to an unprivileged
+ *   host uid — the kernel then enforces RLIMIT_NPROC (it never does for host root);
+ * - `unshare -rmnp --fork --kill-child`: new user, mount, network and PID namespaces; the shell inside dies with it;
+ * - bash closes every inherited fd from 3 up, builds the root: `/` is a small tmpfs, remounted read-only once built,
+ *   holding only read-only binds of the paths named in the spec (the interpreter binary, its libraries, single files
+ *   in `/box`) and `/dev/{null,zero,urandom}`; `/work` is a tmpfs of `diskMb` (writes past it fail with ENOSPC);
+ * - `prlimit` (address space or data segment per process, processes, file size, open files, no core dumps), then
+ *   `env -i` (only the spec's variables: no PWD, OLDPWD or any host variable), `chroot`, and `setpriv` dropping every
+ *   capability (no new privileges). The interpreter is the PID namespace's first process: when it dies, the kernel
+ *   kills everything left in the jail.
+ * The network namespace has only a down loopback. No workspace, package folder or gold file exists in the jail; the
+ * workbook comes in and goes out as bytes over the pipe (no host path is writable from inside).
  */
-import { spawnSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, rmSync } from "node:fs";
+import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { type CapturedRun, spawnCaptured } from "./spawn-captured.js";
+import { JailCgroup } from "./cgroup.js";
 
 export interface JailSpec {
   /** Host paths (files or folders) bound read-only at the same path inside the jail. */
   readOnly: string[];
   /** Host files bound read-only into the jail's `/box` under the given names. */
   box: Record<string, string>;
-  /** The workbook copied to `/work/workbook.xlsx` (and back, on success). */
-  workbook: string;
-  /** Where the workbook goes back on success (a host path). */
-  workbookOut: string;
   /** The program and its arguments, as seen inside the jail. */
   argv: string[];
-  env?: Record<string, string>;
-  timeoutMs: number;
-  /** Memory cap in MB and which limit carries it: RLIMIT_AS ("as") or RLIMIT_DATA ("data"). */
+  /** The program's whole environment. */
+  env: Record<string, string>;
+  /** Memory cap in MB: for the whole jail (cgroup) where available, and per process (`memoryLimit`) always. */
   memoryMb: number;
   memoryLimit: "as" | "data";
   /** Size of the `/work` tmpfs, and the largest file the program may write, in MB. */
   diskMb: number;
-  /** Scratch folder on the host (an empty mount point is made in it). */
-  scratchDir: string;
-  /** Captured output cap (bytes). */
-  maxCapture?: number;
+  /** Processes (threads included) the jail may hold at once (RLIMIT_NPROC). */
+  maxProcs: number;
 }
 
-/** What the jailed program did (see `CapturedRun`). */
-export type JailResult = CapturedRun;
+/** The uid/gid the jail maps to on the host when the env runs as root. */
+export const JAIL_HOST_ID = 65534;
 
 const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
@@ -86,10 +86,25 @@ function bindLines(paths: string[]): string[] {
   return lines;
 }
 
+/** The mount point every jail builds its root on (in its own mount namespace): world-traversable, owned by us. */
+function mountPoint(): string {
+  const dir = join(tmpdir(), `benchmax-jail-root-${process.getuid?.() ?? 0}`);
+  if (!existsSync(dir)) {
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    chmodSync(dir, 0o755);
+  }
+  return dir;
+}
+
 function script(spec: JailSpec, root: string): string {
-  const lines = [
+  const mb = 1024 * 1024;
+  return [
+    // every inherited descriptor from 3 up is closed before anything else runs
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
+    'for f in /proc/self/fd/*; do n=${f##*/}; if [ "$n" -gt 2 ] 2>/dev/null; then eval "exec $n>&-" 2>/dev/null; fi; done',
     "set -e",
     `R=${q(root)}`,
+    "C=$(command -v chroot)",
     'mount -t tmpfs -o size=4m,mode=755 benchmax-jail "$R"',
     'mkdir -p "$R/work" "$R/box" "$R/dev"',
     // ro HOST INSIDE d|f: a read-only bind
@@ -99,18 +114,19 @@ function script(spec: JailSpec, root: string): string {
     // device nodes: plain binds (a nodev mount would make them unusable; they are world-writable on the host too)
     ...["null", "zero", "urandom"].map((d) => `: > "$R/dev/${d}"; mount --bind /dev/${d} "$R/dev/${d}"`),
     `mount -t tmpfs -o size=${Math.ceil(spec.diskMb)}m,mode=700,nosuid,nodev benchmax-work "$R/work"`,
-    `cp ${q(spec.workbook)} "$R/work/workbook.xlsx"`,
     'mount -o remount,bind,ro "$R"',
     'cd "$R/work"',
-    "set +e",
     [
-      "prlimit",
-      `--${spec.memoryLimit}=${Math.floor(spec.memoryMb * 1024 * 1024)}`,
-      `--fsize=${Math.floor(spec.diskMb * 1024 * 1024)}`,
+      "exec prlimit",
+      `--${spec.memoryLimit}=${Math.floor(spec.memoryMb * mb)}`,
+      `--nproc=${Math.floor(spec.maxProcs)}`,
+      `--fsize=${Math.floor(spec.diskMb * mb)}`,
       "--nofile=256",
       "--core=0",
       "--",
-      "chroot",
+      "env -i",
+      ...Object.entries(spec.env).map(([k, v]) => q(`${k}=${v}`)),
+      '"$C"',
       '"$R"',
       "/usr/bin/setpriv",
       "--no-new-privs",
@@ -119,19 +135,25 @@ function script(spec: JailSpec, root: string): string {
       "--",
       ...spec.argv.map(q),
     ].join(" "),
-    "rc=$?",
-    // whatever the program left running dies before its output is read
-    "kill -9 -1 2>/dev/null",
-    `if [ "$rc" = 0 ]; then`,
-    `  if [ -L "$R/work/workbook.xlsx" ] || [ ! -f "$R/work/workbook.xlsx" ]; then echo "benchmax-jail: workbook.xlsx is no longer a regular file" >&2; exit 90; fi`,
-    `  cp "$R/work/workbook.xlsx" ${q(spec.workbookOut)}`,
-    "fi",
-    'exit "$rc"',
-  ];
-  return lines.join("\n");
+  ].join("\n");
 }
 
 const UNSHARE = ["-rmnp", "--fork", "--kill-child"];
+/** No startup files: bash reads ~/.bashrc when its stdin is a socket (as Node's stdio pipes are). */
+const BASH = ["/bin/bash", "--norc", "--noprofile", "-c"];
+
+/** setpriv before unshare: die with the env process; as root, also become the unprivileged host uid. */
+function privDrop(): string[] {
+  const root = process.getuid?.() === 0;
+  return [
+    "setpriv",
+    "--pdeathsig",
+    "KILL",
+    ...(root ? [`--reuid=${JAIL_HOST_ID}`, `--regid=${JAIL_HOST_ID}`, "--clear-groups"] : []),
+    "--",
+  ];
+}
+
 let available: { ok: boolean; reason: string } | undefined;
 
 /** Whether the jail can be built on this machine (and why not). */
@@ -139,15 +161,20 @@ export function jailAvailable(): { ok: boolean; reason: string } {
   if (!available) {
     if (process.platform !== "linux") available = { ok: false, reason: "the jail needs Linux namespaces" };
     else if (!existsSync("/usr/bin/setpriv")) available = { ok: false, reason: "setpriv (util-linux) is missing" };
+    else if (!existsSync("/bin/bash")) available = { ok: false, reason: "bash is missing" };
     else {
-      const dir = join("/tmp", `benchmax-jail-probe-${process.pid}`);
-      mkdirSync(dir, { recursive: true });
+      const dir = mountPoint();
       const r = spawnSync(
-        "unshare",
-        [...UNSHARE, "sh", "-c", `mount -t tmpfs -o size=1m probe ${q(dir)} && command -v prlimit chroot >/dev/null`],
-        { encoding: "utf8", timeout: 5000 },
+        privDrop()[0]!,
+        [
+          ...privDrop().slice(1),
+          "unshare",
+          ...UNSHARE,
+          ...BASH,
+          `mount -t tmpfs -o size=1m probe ${q(dir)} && command -v prlimit chroot env >/dev/null`,
+        ],
+        { encoding: "utf8", timeout: 5000, env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" } },
       );
-      rmSync(dir, { recursive: true, force: true });
       available =
         r.status === 0
           ? { ok: true, reason: "user, mount, network and PID namespaces" }
@@ -160,15 +187,21 @@ export function jailAvailable(): { ok: boolean; reason: string } {
   return available;
 }
 
-/** Run `spec.argv` in a fresh jail. Never rejects for the program's own failures: see the result. */
-export function runJailed(spec: JailSpec): Promise<JailResult> {
-  const root = join(spec.scratchDir, ".jail");
-  mkdirSync(root, { recursive: true });
-  const cap = spec.maxCapture ?? 1_000_000;
-  return spawnCaptured(
-    ["unshare", ...UNSHARE, "sh", "-c", script(spec, root)],
-    { PATH: "/usr/sbin:/usr/bin:/sbin:/bin", ...spec.env },
-    spec.timeoutMs,
-    cap,
-  );
+/** A started jail: its host-side process (stdin/stdout/stderr pipes) and its memory group, if any. */
+export interface SpawnedJail {
+  child: ChildProcessWithoutNullStreams;
+  cgroup?: JailCgroup;
+}
+
+/** Start `spec.argv` in a fresh jail; the caller talks to it over its stdio and kills `child` to end it. */
+export function spawnJail(spec: JailSpec): SpawnedJail {
+  const cgroup = JailCgroup.create(spec.memoryMb);
+  const chain = [...privDrop(), "unshare", ...UNSHARE, ...BASH, script(spec, mountPoint())];
+  const argv = cgroup ? ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', cgroup.procsFile, ...chain] : chain;
+  const child = spawn(argv[0]!, argv.slice(1), {
+    stdio: ["pipe", "pipe", "pipe"],
+    env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
+  });
+  if (cgroup) child.once("exit", () => cgroup.remove());
+  return { child, cgroup };
 }

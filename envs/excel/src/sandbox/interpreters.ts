@@ -1,0 +1,411 @@
+/**
+ * Live interpreters for the code tools: one per rollout (per workspace folder and language), taken from a warm pool
+ * of jails that have already started and imported their libraries (live-jail.ts).
+ *
+ * The rollout's workbook file on the host stays the truth the structured tools and the scorer read:
+ * - before a call, when the host file differs from what the interpreter last had (a structured tool changed it, or
+ *   the last call failed), its bytes go in over the pipe;
+ * - after a successful call whose workbook changed, its bytes come back and replace the host file at once (Python;
+ *   run_code too when asked to save eagerly). A failed call never changes the host file; the interpreter gets the
+ *   host's file again on its next call;
+ * - run_code called with `deferSave` keeps the changed workbook in the interpreter until `flushInterpreters` asks
+ *   for it (before a structured tool or the scorer reads the file): exceljs serialisation is the slow part of a call.
+ *
+ * An interpreter ends when its rollout is released (`releaseInterpreters`), when it has been idle for `idleMs` or
+ * alive for `lifetimeMs`, when its folder is gone, when more than `maxLive` are alive (the least recently used idle
+ * one goes), or when a call runs past its time limit. The next call then starts a fresh one and says that the
+ * earlier state is gone.
+ */
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { JailSpec } from "./jail.js";
+import { JailGone, LiveJail } from "./live-jail.js";
+
+export interface InterpreterSpec {
+  /** "python" or "node": one live interpreter per language per rollout. */
+  language: string;
+  /** Identical specs share a warm pool. */
+  poolKey: string;
+  jail: JailSpec;
+}
+
+export interface LifeOptions {
+  /** Started interpreters kept waiting per spec (default 2). */
+  warmPool?: number;
+  /** An idle interpreter ends after this long (default 10 minutes). */
+  idleMs?: number;
+  /** An interpreter ends after this long, whatever it is doing (default 30 minutes; the rollout's deadline bounds it sooner when the env passes one). */
+  lifetimeMs?: number;
+  /** Live interpreters at most in this process (default 512). */
+  maxLive?: number;
+}
+
+export interface ExecRequest extends LifeOptions {
+  spec: InterpreterSpec;
+  workspaceDir: string;
+  wbPath: string;
+  code: string;
+  timeoutMs: number;
+  maxOut: number;
+  /** Send the workbook back after a successful call (run_python always; run_code unless deferring). */
+  save: boolean;
+  /** A fresh jail for this call only, killed after it (no state carries over; the old behaviour, for baselines). */
+  fresh?: boolean;
+}
+
+export interface ExecReply {
+  ok: boolean;
+  output: string;
+  truncated: boolean;
+  error: string;
+  /** Why an earlier interpreter of this rollout is gone (its state with it), for the model to read. */
+  note?: string;
+}
+
+interface Stamp {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+}
+
+interface Session {
+  key: string;
+  dir: string;
+  jail: LiveJail;
+  startedAt: number;
+  lastUsed: number;
+  lifetimeMs: number;
+  idleMs: number;
+  /** The host file as the interpreter last had it (undefined: send it). */
+  synced?: Stamp;
+  /** The interpreter holds workbook changes the host file lacks (run_code, deferred save). */
+  unsaved: boolean;
+}
+
+const sessions = new Map<string, Session>();
+/** Why a session's interpreter went away, told on its next call. */
+const notes = new Map<string, string>();
+const pools = new Map<string, WarmPool>();
+/** Caps on what an interpreter may send back in one message. */
+const MAX_HEAD = 1 << 20;
+
+function stampOf(path: string): Stamp | undefined {
+  try {
+    const st = statSync(path);
+    return { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
+  } catch {
+    return undefined;
+  }
+}
+const sameStamp = (a?: Stamp, b?: Stamp) =>
+  !!a && !!b && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
+
+function newJail(spec: InterpreterSpec): LiveJail {
+  return new LiveJail(spec.jail, MAX_HEAD, Math.ceil(spec.jail.diskMb * 1024 * 1024) + 1024);
+}
+
+const START_TIMEOUT_MS = 60_000;
+
+function whenReady(j: LiveJail): Promise<LiveJail> {
+  return new Promise<LiveJail>((resolve, reject) => {
+    const t = setTimeout(() => {
+      j.kill(new JailGone("died", `the interpreter did not start within ${START_TIMEOUT_MS} ms`));
+    }, START_TIMEOUT_MS);
+    j.ready.then(
+      () => {
+        clearTimeout(t);
+        resolve(j);
+      },
+      (e) => {
+        clearTimeout(t);
+        reject(e);
+      },
+    );
+  });
+}
+
+/** Started jails waiting for a rollout (ready ones first, then ones still starting). */
+class WarmPool {
+  private readonly ready: LiveJail[] = [];
+  private readonly starting = new Set<LiveJail>();
+
+  constructor(
+    private readonly spec: InterpreterSpec,
+    public size: number,
+  ) {}
+
+  private start(): LiveJail {
+    const j = newJail(this.spec);
+    this.starting.add(j);
+    j.ready.then(
+      () => {
+        if (this.starting.delete(j)) this.ready.push(j);
+      },
+      () => {
+        this.starting.delete(j);
+      },
+    );
+    return j;
+  }
+
+  fill(): void {
+    while (this.ready.length + this.starting.size < this.size) this.start();
+  }
+
+  async take(): Promise<LiveJail> {
+    let j: LiveJail | undefined;
+    while ((j = this.ready.shift()) && !j.alive) {}
+    if (!j) {
+      const first = this.starting.values().next();
+      j = first.done ? this.start() : first.value;
+      this.starting.delete(j);
+    }
+    this.fill();
+    return whenReady(j);
+  }
+
+  close(): void {
+    for (const j of [...this.ready, ...this.starting]) j.kill();
+    this.ready.length = 0;
+    this.starting.clear();
+  }
+
+  get waiting(): number {
+    return this.ready.length;
+  }
+}
+
+function poolFor(spec: InterpreterSpec, size: number): WarmPool {
+  let p = pools.get(spec.poolKey);
+  if (!p) {
+    p = new WarmPool(spec, size);
+    pools.set(spec.poolKey, p);
+  }
+  p.size = size;
+  return p;
+}
+
+/** Start the warm pool for `spec` now (an env does this when it is created), so the first rollouts find jails ready. */
+export function prewarm(spec: InterpreterSpec, size = 2): void {
+  poolFor(spec, size).fill();
+}
+
+const keyOf = (language: string, dir: string) => `${language}\0${dir}`;
+
+function endSession(s: Session, note?: string): void {
+  if (sessions.get(s.key) === s) sessions.delete(s.key);
+  s.jail.kill();
+  if (note) notes.set(s.key, note);
+  else notes.delete(s.key);
+}
+
+let sweeper: NodeJS.Timeout | undefined;
+function sweep(): void {
+  const now = performance.now();
+  for (const s of sessions.values()) {
+    if (s.jail.busy) continue;
+    if (!existsSync(s.dir)) endSession(s);
+    else if (now - s.startedAt > s.lifetimeMs)
+      endSession(s, `the previous interpreter reached its lifetime (${Math.round(s.lifetimeMs / 1000)} s)`);
+    else if (now - s.lastUsed > s.idleMs)
+      endSession(s, `the previous interpreter was idle for over ${Math.round(s.idleMs / 1000)} s`);
+  }
+  if (!sessions.size && sweeper) {
+    clearInterval(sweeper);
+    sweeper = undefined;
+  }
+}
+
+function evictFor(maxLive: number): void {
+  if (sessions.size < maxLive) return;
+  let lru: Session | undefined;
+  for (const s of sessions.values()) if (!s.jail.busy && (!lru || s.lastUsed < lru.lastUsed)) lru = s;
+  if (lru) endSession(lru, "the previous interpreter was stopped to make room for others (too many live interpreters)");
+}
+
+async function sessionFor(req: ExecRequest, key: string): Promise<Session> {
+  let s = sessions.get(key);
+  if (s && !s.jail.alive) {
+    endSession(s);
+    s = undefined;
+  }
+  if (s) return s;
+  evictFor(req.maxLive ?? 512);
+  const jail = await poolFor(req.spec, req.warmPool ?? 2).take();
+  const now = performance.now();
+  s = {
+    key,
+    dir: req.workspaceDir,
+    jail,
+    startedAt: now,
+    lastUsed: now,
+    lifetimeMs: req.lifetimeMs ?? 30 * 60_000,
+    idleMs: req.idleMs ?? 10 * 60_000,
+    unsaved: false,
+  };
+  sessions.set(key, s);
+  sweeper ??= setInterval(sweep, 2000).unref();
+  return s;
+}
+
+function writeBack(wbPath: string, bytes: Buffer): Stamp | undefined {
+  const tmp = join(dirname(wbPath), `.workbook.${process.pid}.in`);
+  writeFileSync(tmp, bytes);
+  renameSync(tmp, wbPath);
+  return stampOf(wbPath);
+}
+
+/** Requests of one session run one after another (a session is made inside its queue). */
+const queues = new Map<string, Promise<unknown>>();
+function serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  const run = (queues.get(key) ?? Promise.resolve()).then(fn, fn);
+  const tail = run.then(
+    () => {},
+    () => {},
+  );
+  queues.set(key, tail);
+  void tail.then(() => {
+    if (queues.get(key) === tail) queues.delete(key);
+  });
+  return run;
+}
+
+/**
+ * Run `req.code` in the rollout's live interpreter (started from the warm pool when it has none).
+ * Throws `JailGone` when the interpreter died or ran past the time limit (its state is lost).
+ */
+export function execInInterpreter(req: ExecRequest): Promise<ExecReply> {
+  if (req.fresh) return execFresh(req);
+  const key = keyOf(req.spec.language, req.workspaceDir);
+  return serial(key, async () => {
+    const s = await sessionFor(req, key);
+    const note = notes.get(key);
+    notes.delete(key);
+    const now = stampOf(req.wbPath);
+    const send = !sameStamp(now, s.synced);
+    const body = send ? readFileSync(req.wbPath) : undefined;
+    s.lastUsed = performance.now();
+    let frame: Awaited<ReturnType<LiveJail["request"]>>;
+    try {
+      frame = await s.jail.request(
+        { t: "exec", code: req.code, maxOut: req.maxOut, timeoutMs: req.timeoutMs, wb: send, save: req.save },
+        body,
+        req.timeoutMs + 1000,
+      );
+    } catch (e) {
+      endSession(s);
+      throw e;
+    } finally {
+      s.lastUsed = performance.now();
+    }
+    if (send) {
+      s.synced = now;
+      s.unsaved = false;
+    }
+    return apply(frame, req.wbPath, s, note);
+  });
+}
+
+function apply(
+  frame: { head: Record<string, unknown>; body: Buffer },
+  wbPath: string,
+  s: Session | undefined,
+  note?: string,
+): ExecReply {
+  const h = frame.head;
+  const ok = h.ok === true;
+  if (ok && h.wb === "changed" && frame.body.length) {
+    const st = writeBack(wbPath, frame.body);
+    if (s) {
+      s.synced = st;
+      s.unsaved = false;
+    }
+  } else if (s && ok && h.wb === "unsaved") {
+    s.unsaved = true;
+  } else if (s && !ok && h.wb !== "same") {
+    // the interpreter may hold a half-changed workbook: it gets the host's file again next time
+    s.synced = undefined;
+    s.unsaved = false;
+  }
+  return {
+    ok,
+    output: String(h.out ?? ""),
+    truncated: h.trunc === true,
+    error: String(h.err ?? ""),
+    note,
+  };
+}
+
+async function execFresh(req: ExecRequest): Promise<ExecReply> {
+  const j = await whenReady(newJail(req.spec));
+  try {
+    const frame = await j.request(
+      { t: "exec", code: req.code, maxOut: req.maxOut, timeoutMs: req.timeoutMs, wb: true, save: true },
+      readFileSync(req.wbPath),
+      req.timeoutMs + 1000,
+    );
+    return apply(frame, req.wbPath, undefined);
+  } finally {
+    j.kill();
+  }
+}
+
+/**
+ * Bring the host's workbook file up to date with the rollout's live interpreters (run_code's deferred saves).
+ * A workbook the model's code left unserialisable is the model's doing: the file keeps its last saved state and
+ * the next call says why.
+ */
+export async function flushInterpreters(workspaceDir: string | undefined, wbPath?: string): Promise<void> {
+  if (!workspaceDir) return;
+  for (const s of [...sessions.values()]) {
+    if (s.dir !== workspaceDir || !s.unsaved) continue;
+    await serial(s.key, async () => {
+      if (!s.unsaved || !s.jail.alive) return;
+      const path = wbPath ?? join(workspaceDir, "workbook.xlsx");
+      try {
+        const f = await s.jail.request({ t: "save" }, undefined, 60_000);
+        if (f.head.ok === true) {
+          s.synced = writeBack(path, f.body);
+        } else {
+          s.synced = undefined;
+          notes.set(
+            s.key,
+            `the workbook changes of your earlier code could not be saved (${String(f.head.err).slice(0, 300)}); the workbook is as it was after the last save`,
+          );
+        }
+      } catch (e) {
+        endSession(
+          s,
+          `the workbook changes of your earlier code could not be saved (${(e as Error).message}); the workbook is as it was after the last save`,
+        );
+      }
+      s.unsaved = false;
+    });
+  }
+}
+
+/** End the live interpreters of a rollout (its workspace folder). */
+export function releaseInterpreters(workspaceDir: string | undefined): void {
+  if (!workspaceDir) return;
+  for (const s of [...sessions.values()]) if (s.dir === workspaceDir) endSession(s);
+  for (const k of [...notes.keys()]) if (k.endsWith(`\0${workspaceDir}`)) notes.delete(k);
+}
+
+/** End every live interpreter and every warm pool of this process. */
+export function closeInterpreters(): void {
+  for (const s of [...sessions.values()]) endSession(s);
+  notes.clear();
+  for (const p of pools.values()) p.close();
+  pools.clear();
+}
+
+/** Live interpreters (rollouts' and warm ones), and the host pids of their jails. */
+export function interpreterStats(): { live: number; warm: number; pids: number[] } {
+  let warm = 0;
+  for (const p of pools.values()) warm += p.waiting;
+  return {
+    live: sessions.size,
+    warm,
+    pids: [...sessions.values()].map((s) => s.jail.pid).filter((p): p is number => p !== undefined),
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * One live interpreter in its own jail (jail.ts): started once, then driven over its stdin/stdout with framed
+ * messages (frames.ts), one request at a time. It announces itself with `{t: "ready"}` once its libraries are
+ * imported; a pool (interpreters.ts) keeps some of those waiting. A request past its time limit, a broken frame or
+ * an early exit kills the whole jail; the caller gets a `JailGone` saying why.
+ */
+import type { JailCgroup } from "./cgroup.js";
+import { encodeFrame, type Frame, type FrameError, FrameReader } from "./frames.js";
+import { type JailSpec, spawnJail } from "./jail.js";
+
+/** Why a live jail is gone: "timeout" (the caller's limit), "memory" (its cgroup hit the cap), or "died"/"protocol". */
+export class JailGone extends Error {
+  override name = "JailGone";
+  constructor(
+    readonly why: "timeout" | "memory" | "died" | "protocol" | "killed",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const STDERR_TAIL = 4000;
+
+export class LiveJail {
+  readonly ready: Promise<void>;
+  readonly startedAt = performance.now();
+  private readonly child;
+  private readonly cgroup?: JailCgroup;
+  private readonly reader: FrameReader;
+  private pending?: { resolve: (f: Frame) => void; reject: (e: Error) => void; timer?: NodeJS.Timeout };
+  private onReady?: { resolve: () => void; reject: (e: Error) => void };
+  private gone?: JailGone;
+  private stderrTail = "";
+  /** Set while a request runs. */
+  busy = false;
+
+  constructor(spec: JailSpec, maxHeadBytes: number, maxBodyBytes: number) {
+    const { child, cgroup } = spawnJail(spec);
+    this.child = child;
+    this.cgroup = cgroup;
+    this.reader = new FrameReader(maxHeadBytes, maxBodyBytes);
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.onReady = { resolve, reject };
+    });
+    this.ready.catch(() => {});
+    child.stdout.on("data", (d: Buffer) => this.data(d));
+    child.stderr.on("data", (d: Buffer) => {
+      this.stderrTail = (this.stderrTail + d.toString("utf8")).slice(-STDERR_TAIL);
+    });
+    child.stdin.on("error", () => {});
+    child.on("error", (e) => this.fail(new JailGone("died", `the interpreter could not start: ${e.message}`)));
+    child.on("exit", (code, signal) => {
+      const tail = this.stderrTail.trim().split("\n").slice(-6).join("\n");
+      if (this.cgroup?.hitLimit())
+        this.fail(
+          new JailGone(
+            "memory",
+            `the interpreter ran out of memory (the jail's cap: ${spec.memoryMb} MB for all its processes together)`,
+          ),
+        );
+      else
+        this.fail(
+          new JailGone("died", `the interpreter exited (${signal ?? `status ${code}`})${tail ? `: ${tail}` : ""}`),
+        );
+    });
+  }
+
+  get alive(): boolean {
+    return !this.gone;
+  }
+
+  /** The host pid of the jail's outermost process. */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** Whether the jail's memory group hit its cap. */
+  hitMemoryLimit(): boolean {
+    return this.cgroup?.hitLimit() ?? false;
+  }
+
+  private data(d: Buffer): void {
+    let frames: Frame[];
+    try {
+      frames = this.reader.push(d);
+    } catch (e) {
+      this.kill(new JailGone("protocol", `the interpreter broke its message stream (${(e as FrameError).message})`));
+      return;
+    }
+    for (const f of frames) {
+      if (this.onReady) {
+        if (f.head.t !== "ready") {
+          this.kill(new JailGone("protocol", "the interpreter did not start cleanly"));
+          return;
+        }
+        this.onReady.resolve();
+        this.onReady = undefined;
+        continue;
+      }
+      const p = this.pending;
+      if (!p) {
+        this.kill(new JailGone("protocol", "the interpreter sent a message nobody asked for"));
+        return;
+      }
+      this.pending = undefined;
+      if (p.timer) clearTimeout(p.timer);
+      this.busy = false;
+      p.resolve(f);
+    }
+  }
+
+  private fail(e: JailGone): void {
+    if (this.gone) return;
+    this.gone = e;
+    if (this.onReady) {
+      this.onReady.reject(e);
+      this.onReady = undefined;
+    }
+    const p = this.pending;
+    this.pending = undefined;
+    this.busy = false;
+    if (p) {
+      if (p.timer) clearTimeout(p.timer);
+      p.reject(e);
+    }
+  }
+
+  /** Send one request and wait for its answer; past `timeoutMs` the jail is killed. */
+  request(head: Record<string, unknown>, body: Buffer | undefined, timeoutMs: number): Promise<Frame> {
+    if (this.gone) return Promise.reject(this.gone);
+    if (this.pending) return Promise.reject(new Error("live jail: one request at a time"));
+    this.busy = true;
+    return new Promise<Frame>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.kill(new JailGone("timeout", `timed out after ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.pending = { resolve, reject, timer };
+      this.child.stdin.write(encodeFrame(head, body));
+    });
+  }
+
+  /** Kill the whole jail (SIGKILL to its outermost process; the kernel takes the PID namespace down with it). */
+  kill(reason: JailGone = new JailGone("killed", "the interpreter was stopped")): void {
+    if (this.cgroup?.hitLimit() && reason.why !== "timeout")
+      reason = new JailGone("memory", `the interpreter ran out of memory (${reason.message})`);
+    this.fail(reason);
+    try {
+      this.child.kill("SIGKILL");
+    } catch {}
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * run_code's live interpreter (runs inside the jail under Node's permission model as
+ * `node … /box/child.mjs /box/exceljs.cjs`): loads exceljs once, says it is ready, then runs each request's code
+ * (an async function body) in one persistent `vm` context whose `workbook` global is an exceljs Workbook, so
+ * globals the code assigns (`x = 1`, `globalThis.rows = …`) and the loaded workbook carry over between calls.
+ *
+ * Requests: `exec` (workbook bytes first when the host sends them; `save` asks for the workbook's bytes back after
+ * the code, otherwise they stay in memory until a `save` request) and `save`.
+ */
+export const NODE_RUNNER = String.raw`
+import { createRequire } from "node:module";
+import vm from "node:vm";
+const [exceljsPath] = process.argv.slice(2);
+const ExcelJS = createRequire(exceljsPath)(exceljsPath);
+let out = "";
+let limit = 8000;
+const fmt = (a) => (typeof a === "string" ? a : (() => { try { return JSON.stringify(a); } catch { return String(a); } })());
+const log = (...args) => { if (out.length <= limit) out += args.map(fmt).join(" ") + "\n"; };
+const ctx = vm.createContext({ ExcelJS, workbook: null, console: { log, info: log, warn: log, error: log } });
+let buf = Buffer.alloc(0);
+const frames = [];
+let wake = null;
+process.stdin.on("data", (d) => {
+  buf = buf.length ? Buffer.concat([buf, d]) : d;
+  while (buf.length >= 8) {
+    const hl = buf.readUInt32BE(0), bl = buf.readUInt32BE(4);
+    if (buf.length < 8 + hl + bl) break;
+    frames.push({ head: JSON.parse(buf.subarray(8, 8 + hl).toString("utf8")), body: buf.subarray(8 + hl, 8 + hl + bl) });
+    buf = buf.subarray(8 + hl + bl);
+  }
+  if (frames.length && wake) { const w = wake; wake = null; w(); }
+});
+process.stdin.on("end", () => process.exit(0));
+const next = async () => { while (!frames.length) await new Promise((r) => { wake = r; }); return frames.shift(); };
+const send = (head, body = Buffer.alloc(0)) => new Promise((r) => {
+  const json = Buffer.from(JSON.stringify(head), "utf8");
+  const hdr = Buffer.alloc(8);
+  hdr.writeUInt32BE(json.length, 0);
+  hdr.writeUInt32BE(body.length, 4);
+  process.stdout.write(Buffer.concat([hdr, json, body]), r);
+});
+const clean = (e) => e && e.stack ? String(e.stack).split("\n").filter((l) => !l.includes("node:") && !l.includes("exceljs")).slice(0, 6).join("\n") : String(e);
+const save = async () => Buffer.from(await ctx.workbook.xlsx.writeBuffer());
+await send({ t: "ready" });
+for (;;) {
+  const { head, body } = await next();
+  if (head.t === "save") {
+    try { await send({ t: "saved", ok: true }, await save()); }
+    catch (e) { await send({ t: "saved", ok: false, err: clean(e) }); }
+    continue;
+  }
+  out = "";
+  limit = Number(head.maxOut) || 8000;
+  let ok = true, err = "", back = Buffer.alloc(0), wb = "same";
+  try {
+    if (head.wb) {
+      const w = new ExcelJS.Workbook();
+      await w.xlsx.load(body);
+      ctx.workbook = w;
+    }
+    const script = new vm.Script("(async () => {\n" + head.code + "\n})()", { filename: "code.js" });
+    await script.runInContext(ctx, { timeout: Number(head.timeoutMs) || 10000 });
+    if (head.save) { back = await save(); wb = "changed"; } else wb = "unsaved";
+  } catch (e) {
+    ok = false;
+    wb = "changed";
+    err = clean(e);
+  }
+  await send({ t: "done", ok, out: out.slice(0, limit), trunc: out.length > limit, err, wb }, back);
+}
+`;
