@@ -45,6 +45,16 @@ function toAssistant(msg: OpenAI.Chat.Completions.ChatCompletionMessage): Assist
   return out;
 }
 
+/** A signal of its own that aborts when `parent` does; `unlink` removes the one listener put on `parent`. */
+function linkedSignal(parent: AbortSignal | undefined): { signal: AbortSignal | undefined; unlink: () => void } {
+  if (!parent) return { signal: undefined, unlink: () => {} };
+  const ctl = new AbortController();
+  if (parent.aborted) ctl.abort(parent.reason);
+  const onAbort = () => ctl.abort(parent.reason);
+  parent.addEventListener("abort", onAbort, { once: true });
+  return { signal: ctl.signal, unlink: () => parent.removeEventListener("abort", onAbort) };
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -89,9 +99,12 @@ export function openaiPolicy(options: OpenAIPolicyOptions): Policy {
       let lastError = "";
       for (let attempt = 0; attempt <= maxRetries; attempt++) {
         if (attempt > 0) await sleep(backoff * 2 ** (attempt - 1));
+        // the SDK adds an abort listener to the signal it is given and never removes it: give it a signal of its
+        // own per request, linked to the run's, so that a run-long signal does not gather one listener per call
+        const link = linkedSignal(signal);
         try {
           const res = (await api.chat.completions.create(body as never, {
-            signal,
+            signal: link.signal,
           })) as OpenAI.Chat.Completions.ChatCompletion;
           const choice = res.choices?.[0];
           if (!choice?.message)
@@ -121,6 +134,8 @@ export function openaiPolicy(options: OpenAIPolicyOptions): Policy {
             throw e;
           }
           if (signal?.aborted) break;
+        } finally {
+          link.unlink();
         }
       }
       throw new InfraError(`policy endpoint ${baseURL ?? "api.openai.com"} failed: ${lastError}`);
