@@ -72,7 +72,8 @@ describe("benchmax new", () => {
     expect(res.files).toEqual(LAYOUT);
     expect(res.workspace).toBe(false);
     const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
-    expect(pkg.name).toBe("@benchmax/env-glossary-demo");
+    // outside the repo: a name the user can publish, not our scope
+    expect(pkg.name).toBe("benchmax-env-glossary-demo");
     expect(pkg.exports["."]["@benchmax/source"]).toBe("./src/index.ts");
     expect(pkg.dependencies["@benchmax/core"]).toMatch(/^\^\d+\.\d+\.\d+$/);
     accessSync(join(dir, "skyrl/run.sh"), constants.X_OK);
@@ -105,6 +106,23 @@ describe("benchmax new", () => {
     expect(`${lint.stdout}${lint.stderr}`).toMatch(/No fixes applied/);
     expect(lint.status).toBe(0);
   }, 180_000);
+
+  it("outside the repo, links @benchmax packages installed above it (tarballs the registry lacks) instead of a 404", () => {
+    const project = tmp();
+    for (const n of ["core", "cli"]) {
+      mkdirSync(join(project, "node_modules/@benchmax", n), { recursive: true });
+      writeFileSync(join(project, "node_modules/@benchmax", n, "package.json"), `{"name":"@benchmax/${n}"}`);
+    }
+    const res = scaffoldEnv({ name: "linked-demo", cwd: project });
+    const pkg = JSON.parse(readFileSync(join(project, "linked-demo/package.json"), "utf8"));
+    expect(pkg.name).toBe("benchmax-env-linked-demo");
+    expect(pkg.dependencies["@benchmax/core"]).toBe("file:../node_modules/@benchmax/core");
+    expect(pkg.devDependencies["@benchmax/cli"]).toBe("file:../node_modules/@benchmax/cli");
+    expect(res.linked).toEqual({
+      "@benchmax/core": "file:../node_modules/@benchmax/core",
+      "@benchmax/cli": "file:../node_modules/@benchmax/cli",
+    });
+  });
 
   it("prints next steps that work outside the repo (npm install replaced by links to this workspace)", async () => {
     const out: string[] = [];

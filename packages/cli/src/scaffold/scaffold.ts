@@ -18,7 +18,7 @@ export interface ScaffoldOptions {
   name: string;
   /** Target folder (default: `envs/<name>` inside the benchmax repo, else `./<name>`). */
   dir?: string;
-  /** npm package name (default `@benchmax/env-<name>`). */
+  /** npm package name (default `@benchmax/env-<name>` inside the repo, else `benchmax-env-<name>`: a name you can publish). */
   packageName?: string;
   cwd?: string;
   /** Version range of @benchmax/core (default `workspace:*` inside the repo, else `^<this CLI's core version>`). */
@@ -31,6 +31,8 @@ export interface ScaffoldResult {
   files: string[];
   /** True when the package was made inside the benchmax monorepo. */
   workspace: boolean;
+  /** @benchmax packages linked (`file:`) to the copies installed above the new package, by name. */
+  linked: Record<string, string>;
 }
 
 /** The templates folder shipped with the CLI (found upward from this module, in src/ and in dist/). */
@@ -111,14 +113,24 @@ export function scaffoldEnv(options: ScaffoldOptions): ScaffoldResult {
   const dir = resolve(cwd, options.dir ?? (root ? join(root, "envs", name) : name));
   if (existsSync(dir) && readdirSync(dir).length > 0) throw new UsageError(`${dir} already exists and is not empty`);
   const workspace = findWorkspaceRoot(dir) !== undefined;
-  const packageName = options.packageName ?? `@benchmax/env-${name}`;
+  const packageName = options.packageName ?? (workspace ? `@benchmax/env-${name}` : `benchmax-env-${name}`);
+  // outside the repo, use the @benchmax packages the user already installed (from the registry or from tarballs,
+  // which the registry may not have yet): a file: link to them, so that `npm install` never asks the registry for them
+  const linked: Record<string, string> = {};
+  if (!workspace) {
+    for (const pkg of ["@benchmax/core", "@benchmax/cli"]) {
+      const at = installedAbove(dirname(dir), pkg);
+      if (at) linked[pkg] = `file:${relative(dir, at).split("\\").join("/")}`;
+    }
+  }
   const vars: Record<string, string> = {
     name,
     pascal: pascal(name),
     title: title(name),
     package: packageName,
-    coreVersion: options.coreVersion ?? (workspace ? "workspace:^" : `^${coreVersionOfThisCli()}`),
-    cliVersion: workspace ? "workspace:^" : `^${cliVersion()}`,
+    coreVersion:
+      options.coreVersion ?? (workspace ? "workspace:^" : (linked["@benchmax/core"] ?? `^${coreVersionOfThisCli()}`)),
+    cliVersion: workspace ? "workspace:^" : (linked["@benchmax/cli"] ?? `^${cliVersion()}`),
     zodVersion: SCAFFOLD_VERSIONS.zod,
     typescriptVersion: SCAFFOLD_VERSIONS.typescript,
     tsupVersion: SCAFFOLD_VERSIONS.tsup,
@@ -145,5 +157,17 @@ export function scaffoldEnv(options: ScaffoldOptions): ScaffoldResult {
     writeFileSync(join(dir, "LICENSE"), readFileSync(license));
     files.push("LICENSE");
   }
-  return { dir, packageName, files, workspace };
+  return { dir, packageName, files, workspace, linked };
+}
+
+/** The folder of `pkg` in the nearest node_modules at or above `from`, if installed there. */
+export function installedAbove(from: string, pkg: string): string | undefined {
+  let d = resolve(from);
+  for (;;) {
+    const cand = join(d, "node_modules", pkg);
+    if (existsSync(join(cand, "package.json"))) return cand;
+    const up = dirname(d);
+    if (up === d) return undefined;
+    d = up;
+  }
 }
