@@ -77,6 +77,17 @@ describe("privacy_rejection heuristic", () => {
   });
 });
 
+// regression (issue 26, found by benchmax audit): an empty reply scored 1 on every "no matching records" task
+describe("an empty answer is not 'None'", () => {
+  it("scores 0 on a [null] gold; None, N/A and [] still score 1", () => {
+    for (const empty of ["", "  ", '""', "<respond></respond>"]) {
+      expect(exactMatch(extractFinalAnswer(empty), [null])).toBe(0);
+      expect(fuzzyMatch(extractFinalAnswer(empty), [null])).toBe(0);
+    }
+    for (const none of ["None", "N/A", "[]", "no records found"]) expect(exactMatch(none, [null])).toBe(1);
+  });
+});
+
 describe("answer extraction and scoring", () => {
   it("reads <respond>, then <answer>, then the whole text", () => {
     expect(extractFinalAnswer("thinking <respond> x </respond>")).toBe("x");

@@ -20,7 +20,7 @@ export function extractFinalAnswer(text: string): string {
   return (extractTag(text, "respond") ?? extractTag(text, "answer") ?? text).trim();
 }
 
-const NONE = new Set(["none", "null", "n/a", "na", "no records", "no record", "no records found", "nothing", "[]", ""]);
+const NONE = new Set(["none", "null", "n/a", "na", "no records", "no record", "no records found", "nothing"]);
 
 /** Normalise one answer item for exact_match. */
 export function normalizeItem(s: string): string {
@@ -35,8 +35,16 @@ export function normalizeItem(s: string): string {
   return t;
 }
 
+/**
+ * The answer says "no matching records". An empty answer does not: a reply with nothing in it (an empty message, a
+ * rollout cut off mid tool call) scored 1 on every `[null]` task before (issue 26).
+ */
 function isNoneAnswer(s: string): boolean {
-  return NONE.has(normalizeItem(s)) || /^no (matching )?(records?|results?|cases?)( found)?$/.test(normalizeItem(s));
+  const raw = s.trim();
+  if (raw === "[]") return true;
+  const n = normalizeItem(raw);
+  if (!n) return false;
+  return NONE.has(n) || /^no (matching )?(records?|results?|cases?)( found)?$/.test(n);
 }
 
 function sortedEqual(a: string[], b: string[]): boolean {
