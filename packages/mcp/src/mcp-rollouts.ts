@@ -9,18 +9,11 @@ import {
   resolveSystemPrompt,
   type Task,
 } from "@benchmax/core";
+import { Admission, HttpError } from "@benchmax/server";
 
-/** A harness-side failure with an HTTP status (the harness channel of `serveMcpHttp`). */
-export class HarnessError extends Error {
-  override name = "HarnessError";
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+/** A harness-side failure with an HTTP status: the server's one typed error (status and stable code). */
+export const HarnessError = HttpError;
+export type HarnessError = HttpError;
 
 /** One rollout behind an MCP session. Its task starts lazily (on the first tool call) unless the harness created it. */
 export interface McpRollout {
@@ -40,6 +33,8 @@ export interface McpRollout {
   busy: number;
   /** Released when its MCP session ends (rollouts a session made for itself); harness-made ones wait for the harness. */
   sessionOwned: boolean;
+  /** The client that created it (remote address), for per-client admission. */
+  client?: string;
 }
 
 export interface RewardOutcome {
@@ -104,6 +99,10 @@ export class TaskPicker {
 export interface McpRolloutsOptions {
   /** Live rollouts at most (default 1024); beyond it a new session or rollout is refused. */
   maxRollouts?: number;
+  /** Live rollouts one client (remote address) may hold (default: maxRollouts). */
+  maxRolloutsPerClient?: number;
+  /** At capacity, a client under its fair share takes the place of other clients' rollouts idle this long (30 s). */
+  reclaimIdleMs?: number;
   /** Release a rollout unused this long (ms, default 10 min). */
   idleTimeoutMs?: number;
 }
@@ -115,6 +114,7 @@ export class McpRollouts {
   readonly maxRollouts: number;
   readonly idleTimeoutMs: number;
   private sweeper?: NodeJS.Timeout;
+  readonly admission: Admission<McpRollout>;
 
   constructor(
     readonly env: Env,
@@ -122,6 +122,11 @@ export class McpRollouts {
     options: McpRolloutsOptions = {},
   ) {
     this.maxRollouts = options.maxRollouts ?? 1024;
+    this.admission = new Admission({
+      max: this.maxRollouts,
+      maxPerClient: options.maxRolloutsPerClient,
+      reclaimIdleMs: options.reclaimIdleMs,
+    });
     this.idleTimeoutMs = options.idleTimeoutMs ?? 600_000;
     if (Number.isFinite(this.idleTimeoutMs) && this.idleTimeoutMs > 0) {
       this.sweeper = setInterval(() => void this.sweep(), Math.max(10, Math.min(this.idleTimeoutMs / 2, 30_000)));
@@ -133,10 +138,9 @@ export class McpRollouts {
     return this.byId.size;
   }
 
-  create(taskId: string | undefined, sessionOwned: boolean): McpRollout {
-    if (this.byId.size >= this.maxRollouts) {
-      throw new HarnessError(503, "CAPACITY_REACHED", `server at capacity (${this.maxRollouts} rollouts)`);
-    }
+  create(taskId: string | undefined, sessionOwned: boolean, client?: string): McpRollout {
+    // at capacity, idle rollouts of clients over their share make room (their release is synchronous bookkeeping)
+    for (const v of this.admission.admit(client, 1, this.byId.size)) void this.release(v);
     const token = randomBytes(24).toString("base64url");
     const r: McpRollout = {
       id: `mcp-${randomUUID()}`,
@@ -150,7 +154,9 @@ export class McpRollouts {
       busy: 0,
       sessionOwned,
     };
+    if (client !== undefined) r.client = client;
     this.byId.set(r.id, r);
+    this.admission.add(r);
     this.byToken.set(token, r);
     return r;
   }
@@ -229,6 +235,7 @@ export class McpRollouts {
     r.released = true;
     this.byId.delete(r.id);
     this.byToken.delete(r.token);
+    this.admission.remove(r);
     // closing the episode releases the env state (under its release timeout; it never throws)
     if (r.ready) await r.ready.then(() => r.episode?.close()).catch(() => {});
   }

@@ -11,6 +11,15 @@ import {
   type Task,
   type ToolResult,
 } from "@benchmax/core";
+import {
+  type ConnectionLimits,
+  checkBind,
+  checkOrigin,
+  clientOf,
+  guardConnections,
+  type OriginPolicy,
+  serverOptions,
+} from "@benchmax/server";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -221,9 +230,26 @@ export async function serveMcpStdio<T extends Task = Task>(
   };
 }
 
-export interface ServeMcpHttpOptions<T extends Task = Task> extends ServeMcpOptions<T> {
-  /** Interface to bind. Default `$BENCHMAX_HOST`, else 127.0.0.1 (fleets set BENCHMAX_HOST=0.0.0.0). */
+export interface ServeMcpHttpOptions<T extends Task = Task> extends ServeMcpOptions<T>, ConnectionLimits {
+  /**
+   * Interface to bind. Default `$BENCHMAX_HOST`, else 127.0.0.1 (fleets set BENCHMAX_HOST=0.0.0.0). A non-loopback
+   * host with no token is refused unless `insecure`.
+   */
   host?: string;
+  /** Serve on a non-loopback host with no token (anyone who reaches the port can drive rollouts). */
+  insecure?: boolean;
+  /** Without a token: more Host names and Origins to accept besides loopback ones. */
+  allowedHosts?: string[];
+  allowedOrigins?: string[];
+  /** Live rollouts one client (remote address) may hold (default: maxRollouts). */
+  maxRolloutsPerClient?: number;
+  /** At capacity, a client under its fair share takes the place of other clients' rollouts idle this long (30 s). */
+  reclaimIdleMs?: number;
+  /**
+   * MCP sessions one rollout token may hold open (default 4): a further `initialize` with that token ends the
+   * rollout's oldest session. Every session, however opened, counts against `maxRollouts`.
+   */
+  maxSessionsPerRollout?: number;
   /** 0 = any free port (read it from the returned url). */
   port: number;
   /**
@@ -299,16 +325,36 @@ export async function serveMcpHttp<T extends Task = Task>(
 ): Promise<{ url: string; close(): Promise<void> }> {
   const env = env0 as unknown as Env;
   const token = options.token || undefined;
+  const bindHost = options.host ?? process.env.BENCHMAX_HOST ?? "127.0.0.1";
+  checkBind(bindHost, token, options.insecure);
+  const originPolicy: OriginPolicy = {
+    token,
+    bindHost,
+    allowedHosts: options.allowedHosts,
+    allowedOrigins: options.allowedOrigins,
+  };
+  const maxSessionsPerRollout = options.maxSessionsPerRollout ?? 4;
   const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
   const rollouts = new McpRollouts(env, new TaskPicker(env, options.tasks as Task[] | undefined), {
     maxRollouts: options.maxRollouts,
+    maxRolloutsPerClient: options.maxRolloutsPerClient,
+    reclaimIdleMs: options.reclaimIdleMs,
     idleTimeoutMs: options.sessionIdleMs,
   });
   const sessions = new Map<string, HttpSession>();
+  /** Every session from its `initialize` on (initialized or not): what the session caps count. */
+  const live = new Set<HttpSession>();
+  const drop = async (entry: HttpSession) => {
+    if (!live.delete(entry)) return;
+    const id = entry.transport.sessionId;
+    if (id && sessions.get(id) === entry) sessions.delete(id);
+    await entry.session?.close();
+  };
   const endSession = async (id: string) => {
     const s = sessions.get(id);
     if (!s) return;
     sessions.delete(id);
+    live.delete(s);
     await s.session?.close();
   };
   // a rollout released by the idle sweep ends its sessions too
@@ -358,7 +404,7 @@ export async function serveMcpHttp<T extends Task = Task>(
       const s = typeof sid === "string" ? sessions.get(sid) : undefined;
       if (sid !== undefined && !s?.session)
         throw new HarnessError(404, "UNKNOWN_SESSION", `unknown MCP session ${String(sid)}`);
-      const r = rollouts.create(taskId as string | undefined, false);
+      const r = rollouts.create(taskId as string | undefined, false, clientOf(req));
       let task: Task;
       try {
         task = await rollouts.start(r);
@@ -449,6 +495,11 @@ export async function serveMcpHttp<T extends Task = Task>(
       jsonError(res, 400, ErrorCode.InvalidRequest, "no MCP session: send an initialize request first");
       return;
     }
+    // every session counts against maxRollouts; one rollout token holds a few sessions at most (the oldest gives way)
+    if (who.rollout) {
+      const own = [...live].filter((e) => e.boundToken === who.rollout!.token);
+      for (const e of own.slice(0, Math.max(0, own.length - maxSessionsPerRollout + 1))) await drop(e);
+    }
     let rollout: McpRollout;
     if (who.rollout) rollout = who.rollout;
     else {
@@ -459,13 +510,23 @@ export async function serveMcpHttp<T extends Task = Task>(
         url.searchParams.get("task_id") ??
         undefined;
       try {
-        rollout = rollouts.create(taskId, true);
+        rollout = rollouts.create(taskId, true, clientOf(req));
       } catch (e) {
         const he = e as HarnessError;
         if (he.status === 503) res.setHeader("retry-after", "1");
         jsonError(res, he.status ?? 500, ErrorCode.InternalError, errorMessage(e));
         return;
       }
+    }
+    // sessions of released rollouts (reclaimed, expired) give way before the session count is checked
+    if (live.size >= rollouts.maxRollouts) {
+      for (const e of [...live]) if (e.session?.rollout.released) await drop(e);
+    }
+    if (live.size >= rollouts.maxRollouts) {
+      if (rollout.sessionOwned) await rollouts.release(rollout);
+      res.setHeader("retry-after", "1");
+      jsonError(res, 503, ErrorCode.InternalError, `server at capacity (${rollouts.maxRollouts} MCP sessions)`);
+      return;
     }
     const entry: HttpSession = {
       boundToken: who.rollout?.token,
@@ -477,24 +538,30 @@ export async function serveMcpHttp<T extends Task = Task>(
         onsessionclosed: (id) => void endSession(id),
       }),
     };
+    live.add(entry);
     entry.session = await openSession(env, rollouts, entry.transport, rollout, {
-      onClosed: () => {
-        const id = entry.transport.sessionId;
-        if (id) void endSession(id);
-      },
+      onClosed: () => void drop(entry),
     });
     if (rollout.sessionOwned) {
       res.setHeader(ROLLOUT_ID_HEADER, rollout.id);
       res.setHeader(ROLLOUT_TOKEN_HEADER, rollout.token);
     }
     await entry.transport.handleRequest(req, res, body);
+    // an initialize the SDK refused opened no session
+    if (!entry.transport.sessionId) await drop(entry);
   }
 
-  const http = createServer(async (req, res) => {
+  const http = createServer(serverOptions(options), async (req, res) => {
     try {
       const url = new URL(req.url ?? "/", "http://localhost");
       if (url.pathname === "/health" && req.method === "GET") {
         sendJson(res, 200, { status: "ok", env: env.name, sessions: sessions.size, rollouts: rollouts.active });
+        return;
+      }
+      // no token: only loopback pages and hosts (a web page the operator opens must not drive the server)
+      const refused = token ? undefined : checkOrigin(req, originPolicy);
+      if (refused) {
+        sendJson(res, refused.status, { error: { message: refused.message, code: refused.code } });
         return;
       }
       if (url.pathname.startsWith("/v1/")) {
@@ -518,9 +585,10 @@ export async function serveMcpHttp<T extends Task = Task>(
       } else sendJson(res, 500, { error: { message: errorMessage(e), code: "EXECUTION_ERROR" } });
     }
   });
+  const guard = guardConnections(http, options);
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);
-    http.listen(options.port, options.host ?? process.env.BENCHMAX_HOST ?? "127.0.0.1", () => resolve());
+    http.listen(options.port, bindHost, () => resolve());
   });
   const addr = http.address() as AddressInfo;
   const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
@@ -528,7 +596,9 @@ export async function serveMcpHttp<T extends Task = Task>(
     url: `http://${host}:${addr.port}/mcp`,
     close: async () => {
       clearInterval(sweep);
+      guard.stop();
       await Promise.all([...sessions.keys()].map(endSession));
+      await Promise.all([...live].map(drop));
       await rollouts.close();
       await new Promise<void>((resolve) => {
         http.close(() => resolve());

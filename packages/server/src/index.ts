@@ -1,5 +1,18 @@
+export { Admission, type AdmissionOptions, type Admitted } from "./admission.js";
 export { checkBearer, presentedSecret } from "./auth.js";
 export { type ConnectOptions, connectRemoteEnv } from "./connect.js";
+export {
+  type ConnectionGuard,
+  type ConnectionLimits,
+  checkBind,
+  checkOrigin,
+  clientOf,
+  guardConnections,
+  isLoopback,
+  markUpgraded,
+  type OriginPolicy,
+  serverOptions,
+} from "./edge.js";
 export { checkHostPaths, hostPathsIn } from "./host-paths.js";
 export { EndpointDownError, EnvClient, type EnvClientOptions, isEndpointDown } from "./http-client.js";
 export { HttpError, validationDetail } from "./http-error.js";

@@ -48,6 +48,8 @@ export interface RpcContext {
   startSession?(): Promise<Rollout>;
   serverName: string;
   instructions?: string;
+  /** The caller's remote address: rollouts it creates count against its share (per-client admission). */
+  client?: string;
 }
 
 export function sessionIdOf(r: Rollout): string {
@@ -121,7 +123,7 @@ async function dispatch(
     case "openenv/session/create": {
       const own = ctx.session?.();
       if (own) return ok({ session_id: sessionIdOf(own) });
-      const r = await ctx.manager.create(await ctx.manager.resolveTask({}));
+      const r = await ctx.manager.create(await ctx.manager.resolveTask({}), { client: ctx.client });
       return ok({ session_id: sessionIdOf(r) });
     }
     case "openenv/session/close": {
@@ -149,7 +151,7 @@ async function dispatch(
       else r = ctx.session?.() ?? (ctx.startSession ? await ctx.startSession() : undefined);
       if (!r) {
         // like OpenEnv's stateless /mcp: a throwaway episode, never scored
-        r = await ctx.manager.create(await ctx.manager.resolveTask({}));
+        r = await ctx.manager.create(await ctx.manager.resolveTask({}), { client: ctx.client });
         temporary = true;
       }
       const rollout = r;

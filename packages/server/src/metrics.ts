@@ -8,6 +8,8 @@ export class ServerMetrics {
   rolloutsCreated = 0;
   rolloutsReleased = 0;
   rolloutsExpired = 0;
+  /** Idle rollouts released at capacity to admit a client under its fair share. */
+  rolloutsReclaimed = 0;
   toolCalls = 0;
   toolErrors = 0;
   rewards = 0;
@@ -47,6 +49,7 @@ export class ServerMetrics {
       rolloutsCreated: this.rolloutsCreated,
       rolloutsReleased: this.rolloutsReleased,
       rolloutsExpired: this.rolloutsExpired,
+      rolloutsReclaimed: this.rolloutsReclaimed,
       requests: this.requests,
       toolCalls: this.toolCalls,
       toolErrors: this.toolErrors,

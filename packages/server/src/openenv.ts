@@ -180,6 +180,8 @@ export async function stepRollout(m: RolloutManager, r: Rollout, action: unknown
     throw badRequest(
       `unknown action type "${String(type)}" (expected message, call_tool or list_tools)`,
       "UNKNOWN_TYPE",
+      ["body", "action", "type"],
+      type,
     );
   }
   const msg = assistantOf(a);
@@ -207,14 +209,18 @@ export async function stepRollout(m: RolloutManager, r: Rollout, action: unknown
   r.done = true;
   r.scoring = true;
   await ep.close();
+  const failed = s.outcome === "env_error" || s.outcome === "infra_error" || s.reward === undefined;
+  if (!failed) {
+    m.metrics.rewards++;
+    r.reward = s.reward;
+    r.rewards = s.rewards;
+  }
+  // released with its final state set: `/state` reads it back after done
   await m.release(r);
-  if (s.outcome === "env_error" || s.outcome === "infra_error" || s.reward === undefined) {
+  if (failed || s.reward === undefined) {
     // never a reward 0 for a failure: the caller gets the error (500 env_error / 502 infra_error)
     throw s.error ?? new EnvError(`${m.env.name}: the episode ended ${s.outcome} without a reward`);
   }
-  m.metrics.rewards++;
-  r.reward = s.reward;
-  r.rewards = s.rewards;
   const passed = s.reward >= (m.env.passThreshold ?? 1);
   const observation: Record<string, unknown> = { rewards: s.rewards, passed };
   if (s.outcome === "truncated") observation.truncated = s.truncatedBy ?? true;

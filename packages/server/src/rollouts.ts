@@ -16,9 +16,11 @@ import {
   type ToolCallRequest,
   type ToolResult,
 } from "@benchmax/core";
+import { Admission } from "./admission.js";
 import { checkHostPaths, resolveHostPaths } from "./host-paths.js";
 import { badRequest, conflict, HttpError, notFound } from "./http-error.js";
 import type { ServerMetrics } from "./metrics.js";
+import { stateOf } from "./openenv.js";
 import { randomBase64url } from "./random-id.js";
 
 /** One live rollout on the server. */
@@ -51,6 +53,8 @@ export interface Rollout {
    * at that many replies and skips the last reply's tool calls, as SkyRL's generator does. Forks inherit it.
    */
   maxTurns?: number;
+  /** The client that created it (its remote address), for per-client admission; forks inherit it. */
+  client?: string;
 }
 
 export interface RewardOutcome {
@@ -61,6 +65,10 @@ export interface RewardOutcome {
 
 export interface RolloutManagerOptions {
   maxRollouts?: number;
+  /** Live rollouts one client (remote address) may hold (default: maxRollouts). */
+  maxRolloutsPerClient?: number;
+  /** At capacity, a client under its fair share takes the place of rollouts idle this long (default 30 s). */
+  reclaimIdleMs?: number;
   idleTimeoutMs?: number;
   tasks?: Task[];
   /**
@@ -108,6 +116,12 @@ export class RolloutManager {
   private readonly inline = new WeakSet<Task>();
   private readonly dataRoot?: string;
   readonly maxTurns: number;
+  readonly admission: Admission<Rollout>;
+  /** Final states of finished episodes, kept so `/state` can read one back after done (bounded, oldest dropped). */
+  private readonly finished = new Map<
+    string,
+    { tokenBytes: Buffer; state: Record<string, unknown>; viaReset: boolean }
+  >();
 
   constructor(
     readonly env: Env,
@@ -115,6 +129,11 @@ export class RolloutManager {
     options: RolloutManagerOptions = {},
   ) {
     this.maxRollouts = options.maxRollouts ?? 1024;
+    this.admission = new Admission({
+      max: this.maxRollouts,
+      maxPerClient: options.maxRolloutsPerClient,
+      reclaimIdleMs: options.reclaimIdleMs,
+    });
     this.idleTimeoutMs = options.idleTimeoutMs ?? 10 * 60_000;
     if (options.tasks) this.setTasks(options.tasks);
     this.dataRoot = options.dataRoot;
@@ -200,13 +219,15 @@ export class RolloutManager {
     return all[this.cursor++ % all.length]!;
   }
 
-  private checkCapacity(n: number): void {
-    if (this.rollouts.size + n > this.maxRollouts) {
-      throw new HttpError(503, "CAPACITY_REACHED", `server at capacity (${this.maxRollouts} rollouts)`);
+  /** Room for `n` more rollouts of `client`: idle rollouts of clients over their share may be released for it. */
+  private checkCapacity(n: number, client: string | undefined): void {
+    for (const v of this.admission.admit(client, n, this.rollouts.size)) {
+      this.metrics.rolloutsReclaimed++;
+      void this.release(v).catch(() => {});
     }
   }
 
-  private register(task: Task, id?: string): Rollout {
+  private register(task: Task, id?: string, client?: string): Rollout {
     const now = Date.now();
     const token = newId("", 24);
     const r: Rollout = {
@@ -223,7 +244,9 @@ export class RolloutManager {
       released: false,
       messages: [],
     };
+    if (client !== undefined) r.client = client;
     this.rollouts.set(r.id, r);
+    this.admission.add(r);
     this.metrics.rolloutsCreated++;
     return r;
   }
@@ -258,10 +281,10 @@ export class RolloutManager {
     return v;
   }
 
-  async create(task: Task, options: { id?: string; maxTurns?: number } = {}): Promise<Rollout> {
-    this.checkCapacity(1);
+  async create(task: Task, options: { id?: string; maxTurns?: number; client?: string } = {}): Promise<Rollout> {
     if (options.id !== undefined) this.checkEpisodeId(options.id);
-    const r = this.register(task, options.id);
+    this.checkCapacity(1, options.client);
+    const r = this.register(task, options.id, options.client);
     if (options.maxTurns !== undefined) r.maxTurns = options.maxTurns;
     try {
       await this.env.init(r.id, task);
@@ -269,6 +292,7 @@ export class RolloutManager {
       if (this.inline.has(task)) buildInitialMessages(this.env, task);
     } catch (e) {
       this.rollouts.delete(r.id);
+      this.admission.remove(r);
       await this.env.release(r.id).catch(() => {});
       if (this.inline.has(task) && !isInfraError(e)) {
         throw badRequest(
@@ -391,9 +415,9 @@ export class RolloutManager {
   async fork(r: Rollout, n: number): Promise<Rollout[]> {
     if (!this.env.fork) throw new HttpError(501, "NOT_SUPPORTED", `${this.env.name} does not support fork`);
     if (!Number.isInteger(n) || n < 1 || n > 1024) throw badRequest(`"n" must be an integer in 1..1024, got ${n}`);
-    this.checkCapacity(n);
+    this.checkCapacity(n, r.client);
     const children = Array.from({ length: n }, () => {
-      const c = this.register(r.task);
+      const c = this.register(r.task, undefined, r.client);
       if (r.maxTurns !== undefined) c.maxTurns = r.maxTurns;
       return c;
     });
@@ -405,6 +429,7 @@ export class RolloutManager {
     } catch (e) {
       for (const c of children) {
         this.rollouts.delete(c.id);
+        this.admission.remove(c);
         await this.env.release(c.id).catch(() => {});
       }
       throw e;
@@ -416,10 +441,35 @@ export class RolloutManager {
     if (r.released) return;
     r.released = true;
     this.rollouts.delete(r.id);
+    this.admission.remove(r);
+    if (r.done) this.remember(r);
     // the episode leaves env state to the manager (release: false): closing it only settles its record
     await r.episode?.close().catch(() => {});
     this.metrics.rolloutsReleased++;
     await this.env.release(r.id);
+  }
+
+  /** Keep a finished episode's final state (OpenEnv reads `/state` after done); at most 1024 are kept. */
+  private remember(r: Rollout): void {
+    if (this.finished.size >= 1024) this.finished.delete(this.finished.keys().next().value!);
+    this.finished.set(r.id, { tokenBytes: r.tokenBytes, state: stateOf(r), viaReset: r.viaReset === true });
+  }
+
+  /**
+   * The final state of a finished episode: by id (with its token, checked like a live one), or, with no id, the last
+   * one a `/reset` started. Undefined when none is kept.
+   */
+  finalState(id: string | undefined, token: string | undefined): Record<string, unknown> | undefined {
+    if (id === undefined) {
+      const last = [...this.finished.values()].at(-1);
+      return last?.viaReset ? last.state : undefined;
+    }
+    const f = this.finished.get(id);
+    if (!f) return undefined;
+    if (!token) throw new HttpError(401, "UNAUTHORIZED", `episode "${id}" needs its token (X-Rollout-Token header)`);
+    if (Buffer.byteLength(token) !== f.tokenBytes.length || !timingSafeEqual(Buffer.from(token), f.tokenBytes))
+      throw new HttpError(403, "FORBIDDEN", `wrong token for episode "${id}"`);
+    return f.state;
   }
 
   /** Message form of a tool result for the conversation. */

@@ -1,8 +1,10 @@
 import type { IncomingMessage, Server } from "node:http";
+import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { errorMessage, isInfraError } from "@benchmax/core";
 import { type WebSocket, WebSocketServer } from "ws";
 import { checkBearer } from "./auth.js";
+import { checkOrigin, clientOf, markUpgraded, type OriginPolicy } from "./edge.js";
 import { HttpError } from "./http-error.js";
 import { handleRpc, type RpcContext } from "./mcp-rpc.js";
 import { listToolsResult, NO_EPISODE_STATE, resetObservationJson, stateOf, stepRollout } from "./openenv.js";
@@ -10,6 +12,8 @@ import type { Rollout, RolloutManager } from "./rollouts.js";
 
 export interface WsOptions {
   token?: string;
+  /** Origin / Host checks of a server with no token. */
+  originPolicy: OriginPolicy;
   maxPayload: number;
   isClosing(): boolean;
   /** MCP JSON-RPC over `{"type": "mcp", "data": <request>}`. */
@@ -75,13 +79,15 @@ export function attachWebSocket(
       const t = new URLSearchParams(url.slice(q + 1)).get("token");
       if (t) auth = `Bearer ${t}`;
     }
-    const err = checkBearer(auth, options.token);
+    const err = options.token ? checkBearer(auth, options.token) : checkOrigin(req, options.originPolicy);
     if (err) return rejectUpgrade(socket, err.status, err.message);
     if (options.isClosing()) return rejectUpgrade(socket, 503, "server is shutting down");
-    wss.handleUpgrade(req, socket, head, (ws) => session(ws));
+    markUpgraded(socket as Socket);
+    const client = clientOf(req);
+    wss.handleUpgrade(req, socket, head, (ws) => session(ws, client));
   });
 
-  function session(ws: WebSocket): void {
+  function session(ws: WebSocket, client: string): void {
     let rollout: Rollout | undefined;
     let queue: Promise<void> = Promise.resolve();
     /** Send `{type, data}` with `data` already serialized. */
@@ -92,9 +98,10 @@ export function attachWebSocket(
     const fail = (e: unknown, code?: WsCode) => reply("error", { message: errorMessage(e), code: code ?? codeOf(e) });
     const ctx: RpcContext = {
       ...options.rpc,
+      client,
       session: () => (rollout && !rollout.released ? rollout : undefined),
       startSession: async () => {
-        rollout = await manager.create(await manager.resolveTask({}));
+        rollout = await manager.create(await manager.resolveTask({}), { client });
         return rollout;
       },
     };
@@ -124,7 +131,7 @@ export function attachWebSocket(
             const task = await manager.resolveTask(data);
             if (data.episode_id !== rollout?.id) manager.checkEpisodeId(data.episode_id);
             await drop();
-            rollout = await manager.create(task, { id: manager.checkEpisodeId(data.episode_id) });
+            rollout = await manager.create(task, { id: manager.checkEpisodeId(data.episode_id), client });
             return replyJson("observation", resetObservationJson(manager, rollout));
           }
           case "step": {

@@ -15,6 +15,7 @@ export interface ServeFlags {
   envOpt: string[];
   mcp?: boolean;
   dataRoot?: string;
+  insecure?: boolean;
 }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
@@ -38,6 +39,7 @@ export function register(program: Command): void {
     .option("--env-opt <key=value>", "env option (repeatable)", collect, [])
     .option("--mcp", "serve the env as an MCP server: stdio, or streamable HTTP with --port")
     .option("--data-root <dir>", "client-built tasks may name host files only under this directory")
+    .option("--insecure", "serve on a non-loopback --host with no token (anyone who reaches the port can use it)")
     .action(async (envSpec: string, flags: ServeFlags) => {
       await serveCommand(envSpec, flags);
     });
@@ -69,6 +71,7 @@ export async function serveCommand(envSpec: string, flags: ServeFlags): Promise<
         maxRollouts: flags.maxRollouts,
         sessionIdleMs: flags.idleTimeout !== undefined ? flags.idleTimeout * 1000 : undefined,
         maxBodyBytes: flags.maxBody,
+        insecure: flags.insecure,
       });
       process.stdout.write(
         `benchmax: serving ${env.name} as MCP at ${s.url}${token ? " (bearer token required)" : ""}\n`,
@@ -78,6 +81,7 @@ export async function serveCommand(envSpec: string, flags: ServeFlags): Promise<
       // one session on stdin/stdout: nothing to authenticate, cap or expire
       const unusable = [
         ["--token", flags.token],
+        ["BENCHMAX_TOKEN (unset it)", process.env.BENCHMAX_TOKEN || undefined],
         ["--max-rollouts", flags.maxRollouts],
         ["--idle-timeout", flags.idleTimeout],
       ].filter(([, v]) => v !== undefined);
@@ -102,6 +106,7 @@ export async function serveCommand(envSpec: string, flags: ServeFlags): Promise<
       maxBodyBytes: flags.maxBody,
       tasks,
       dataRoot: flags.dataRoot,
+      insecure: flags.insecure,
     });
     process.stdout.write(
       `benchmax: serving ${env.name} at ${s.url}${token ? " (bearer token required)" : ""}\n` +
