@@ -1,14 +1,33 @@
 /**
  * LibreOffice headless recalculation, as the official pipeline does (evaluation/open_spreadsheet.py):
- * `soffice --headless --calc --convert-to xlsx:"Calc MS Excel 2007 XML" --outdir OUT FILE`. Each concurrent slot
- * has its own user profile (`-env:UserInstallation`), so parallel conversions do not fight over one profile; a
- * time limit kills a hung conversion; at most `concurrency` conversions run at once.
+ * `soffice --headless --calc --convert-to xlsx:"Calc MS Excel 2007 XML" --outdir OUT FILE`, sealed:
+ * - every batch runs in its own jail (libreoffice-jail.ts): no network, no host file, a fresh profile, memory and
+ *   time caps that kill the whole process tree;
+ * - golds and model-written outputs never share a batch; inside a batch each file has an unguessable random name in a
+ *   folder that cannot be listed, so a `[book0.xlsx]`-style reference resolves to nothing;
+ * - external references in a model-written file are refused before LibreOffice sees it (external-refs.ts);
+ * - a batch that fails or runs out of time is split and retried without the offending file.
+ * Without user namespaces the jail cannot be built: soffice then runs unjailed (external references still refused),
+ * with a warning naming the reason, unless `jail: "require"`.
  */
-import { spawn, spawnSync } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { cp, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { InfraError, workspaceRoot } from "@benchmax/core";
+import { InfraError } from "@benchmax/core";
+import { refuseExternalRefs } from "./external-refs.js";
+import {
+  JAIL_SETUP_FAILED,
+  jailCommand,
+  makeProfileTemplate,
+  officeInstallDir,
+  runGroup,
+  sofficeJailAvailable,
+  writeProfileSettings,
+} from "./libreoffice-jail.js";
 
 let found: string | null | undefined;
 
@@ -27,27 +46,69 @@ export function findSoffice(): string | null {
   return found;
 }
 
+/** Who wrote a file: the dataset (`gold`) or the model (`output`). The two never share a LibreOffice batch. */
+export type RecalcKind = "gold" | "output";
+
+/**
+ * LibreOffice could not recalculate a model-written file on its own (it ran past the time limit, past the memory
+ * cap, crashed, or produced nothing) while the same LibreOffice works: the file's doing, so the case scores 0.
+ */
+export class OutputRecalcError extends Error {
+  override name = "OutputRecalcError";
+}
+
 export interface LibreOfficeOptions {
   soffice?: string;
+  /** Time limit of one conversion batch (default 120 s); the whole process tree is killed past it. */
   timeoutMs?: number;
-  /** soffice processes at once (each with its own profile). */
+  /** soffice processes at once (each in its own jail). */
   concurrency?: number;
   /** Most files converted by one soffice process (default 64). */
   batchSize?: number;
   /** How long a free process waits for more files before starting a batch (default 20 ms). */
   batchWindowMs?: number;
+  /** "auto" (default): jailed where the machine allows it; "require": refuse to run unjailed; "off": never jail. */
+  jail?: "auto" | "require" | "off";
+  /** Address-space cap of soffice.bin in MB (default 2048). */
+  memoryMb?: number;
+  /** Size of the jail's scratch tmpfs in MB (default 1024). */
+  diskMb?: number;
 }
 
 interface Pending {
   xlsx: Buffer;
+  kind: RecalcKind;
   resolve(b: Buffer): void;
   reject(e: unknown): void;
 }
 
+const PREFIX = "benchmax-lo-";
+
+/** Scratch folders of processes that are gone (a killed run): removed at start. */
+function removeStale(): void {
+  let names: string[];
+  try {
+    names = readdirSync(tmpdir());
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const m = /^benchmax-lo-(\d+)-/.exec(n);
+    if (!m || Number(m[1]) === process.pid) continue;
+    try {
+      process.kill(Number(m[1]), 0);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ESRCH") rmSync(join(tmpdir(), n), { recursive: true, force: true });
+    }
+  }
+}
+
+const warned = new Set<string>();
+
 /**
  * Batched recalculation: files waiting while a conversion runs are converted together by the next soffice process
  * (`--convert-to` takes many files), so LibreOffice's start-up cost (seconds) is paid once per batch, not per file.
- * A file missing from a batch's output is retried alone once, so one bad file cannot fail the others.
+ * A batch that fails is split in halves and retried, so one bad file cannot fail the others.
  */
 export class LibreOfficeRecalc {
   private readonly free: number[] = [];
@@ -56,9 +117,18 @@ export class LibreOfficeRecalc {
   private readonly timeoutMs: number;
   private readonly batchSize: number;
   private readonly windowMs: number;
+  private readonly memoryMb: number;
+  private readonly diskMb: number;
+  private readonly installDir: string | null;
+  private template: Promise<string> | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** soffice processes started (for benchmarks). */
   processes = 0;
+  /** Whether conversions run in the jail, and why (or why not). */
+  readonly jailed: boolean;
+  readonly jailReason: string;
+  /** Process-group leaders of the conversions running now (tests check that none outlives its limit). */
+  readonly running = new Set<number>();
 
   constructor(options: LibreOfficeOptions = {}) {
     const bin = options.soffice ?? findSoffice();
@@ -67,15 +137,37 @@ export class LibreOfficeRecalc {
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.batchSize = Math.max(1, options.batchSize ?? 64);
     this.windowMs = Math.max(0, options.batchWindowMs ?? 20);
+    this.memoryMb = options.memoryMb ?? 2048;
+    this.diskMb = options.diskMb ?? 1024;
     const n = Math.max(1, options.concurrency ?? 2);
     for (let i = 0; i < n; i++) this.free.push(i);
+    const mode = options.jail ?? "auto";
+    const avail = mode === "off" ? { ok: false, reason: 'jail: "off"' } : sofficeJailAvailable(bin);
+    this.jailed = avail.ok;
+    this.jailReason = avail.reason;
+    this.installDir = avail.ok ? officeInstallDir(bin) : null;
+    if (!avail.ok) {
+      if (mode === "require")
+        throw new InfraError(`LibreOffice cannot run in its jail here: ${avail.reason}`, { retryable: false });
+      if (mode === "auto" && !warned.has(avail.reason)) {
+        warned.add(avail.reason);
+        console.warn(
+          `[env-excel] LibreOffice runs UNJAILED (${avail.reason}): external references are still refused, but a formula that builds a path at run time can read host files`,
+        );
+      }
+    }
+    removeStale();
   }
 
-  /** Open and re-save an xlsx through LibreOffice so its formulas get cached values. */
-  recalc(xlsx: Buffer): Promise<Buffer> {
+  /**
+   * Open and re-save an xlsx through LibreOffice so its formulas get cached values. `kind` says who wrote it: a
+   * model-written output has its external references refused first, and never shares a batch with a gold.
+   */
+  recalc(xlsx: Buffer, kind: RecalcKind = "output"): Promise<Buffer> {
+    const input = kind === "output" ? refuseExternalRefs(xlsx).xlsx : xlsx;
     return new Promise((resolve, reject) => {
-      this.pending.push({ xlsx, resolve, reject });
-      if (this.pending.length >= this.batchSize || this.windowMs === 0) this.pump();
+      this.pending.push({ xlsx: input, kind, resolve, reject });
+      if (this.pending.filter((p) => p.kind === kind).length >= this.batchSize || this.windowMs === 0) this.pump();
       else
         this.timer ??= setTimeout(() => {
           this.timer = undefined;
@@ -87,27 +179,32 @@ export class LibreOfficeRecalc {
   private pump(): void {
     while (this.free.length && this.pending.length) {
       const slot = this.free.pop()!;
-      const batch = this.pending.splice(0, this.batchSize);
-      void this.runBatch(slot, batch).finally(() => {
+      const kind = this.pending[0]!.kind;
+      const batch: Pending[] = [];
+      for (let i = 0; i < this.pending.length && batch.length < this.batchSize; ) {
+        if (this.pending[i]!.kind === kind) batch.push(...this.pending.splice(i, 1));
+        else i++;
+      }
+      void this.runBatch(batch).finally(() => {
         this.free.push(slot);
         this.pump();
       });
     }
   }
 
-  private async runBatch(slot: number, batch: Pending[], retry = true): Promise<void> {
+  private async runBatch(batch: Pending[], retried = false): Promise<void> {
     let outs: Array<Buffer | undefined>;
     try {
-      outs = await this.convert(
-        slot,
-        batch.map((p) => p.xlsx),
-      );
+      outs = await this.convert(batch.map((p) => p.xlsx));
     } catch (e) {
-      if (batch.length > 1 && retry) {
-        for (const p of batch) await this.runBatch(slot, [p], false);
+      if (batch.length > 1) {
+        // the offending file is in one half: split until it is alone; the rest is converted without it
+        const half = Math.ceil(batch.length / 2);
+        await this.runBatch(batch.slice(0, half), true);
+        await this.runBatch(batch.slice(half), true);
         return;
       }
-      for (const p of batch) p.reject(e);
+      for (const p of batch) p.reject(this.blame(p, e));
       return;
     }
     const missing: Pending[] = [];
@@ -116,52 +213,112 @@ export class LibreOfficeRecalc {
       if (out) p.resolve(out);
       else missing.push(p);
     });
-    if (missing.length && batch.length > 1 && retry) {
-      for (const p of missing) await this.runBatch(slot, [p], false);
-    } else for (const p of missing) p.reject(new InfraError("soffice produced no output file"));
+    if (missing.length && batch.length > 1 && !retried) {
+      for (const p of missing) await this.runBatch([p], true);
+    } else for (const p of missing) p.reject(this.blame(p, new InfraError("soffice produced no output file")));
   }
 
-  private async convert(slot: number, files: Buffer[]): Promise<Array<Buffer | undefined>> {
-    const dir = await mkdtemp(join(workspaceRoot(), "lo-"));
+  /** A model-written file that fails alone, with a working LibreOffice, is the model's doing. */
+  private blame(p: Pending, e: unknown): unknown {
+    if (p.kind !== "output" || (e instanceof InfraError && /jail could not be built|failed to start/.test(e.message)))
+      return e;
+    return new OutputRecalcError(`LibreOffice could not recalculate the workbook: ${(e as Error).message}`);
+  }
+
+  private profileTemplate(): Promise<string> {
+    this.template ??= (async () => {
+      const dir = join(tmpdir(), `${PREFIX}${process.pid}-profile-${randomBytes(6).toString("hex")}`);
+      process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+      const scratch = join(tmpdir(), `${PREFIX}${process.pid}-${randomBytes(8).toString("hex")}`);
+      try {
+        if (this.jailed)
+          await makeProfileTemplate(this.installDir!, dir, scratch, this.memoryMb, Math.max(this.timeoutMs, 60_000));
+        else {
+          writeProfileSettings(dir);
+          for (let i = 0; i < 2; i++) {
+            const r = await runGroup(this.unjailedCommand(scratch, [], dir), Math.max(this.timeoutMs, 60_000));
+            if (r.code === 0) break;
+            if (r.code !== 81 || i === 1) throw new Error(`exit ${r.code}: ${r.stderr.trim().slice(-300)}`);
+          }
+        }
+      } catch (e) {
+        this.template = undefined;
+        throw new InfraError(
+          `LibreOffice failed to start${this.jailed ? " in its jail" : ""}: ${(e as Error).message}`,
+        );
+      } finally {
+        rmSync(scratch, { recursive: true, force: true });
+      }
+      return dir;
+    })();
+    return this.template;
+  }
+
+  private async convert(files: Buffer[]): Promise<Array<Buffer | undefined>> {
+    const template = await this.profileTemplate();
+    const dir = join(tmpdir(), `${PREFIX}${process.pid}-${randomBytes(8).toString("hex")}`);
+    const names = files.map(() => `${randomBytes(16).toString("hex")}.xlsx`);
     try {
-      const profile = join(workspaceRoot(), `lo-profile-${slot}`);
-      await mkdir(profile, { recursive: true });
-      await mkdir(join(dir, "in"));
-      await mkdir(join(dir, "out"));
-      const inputs = files.map((_, i) => join(dir, "in", `book${i}.xlsx`));
-      await Promise.all(files.map((b, i) => writeFile(inputs[i]!, b)));
-      const args = [
-        `-env:UserInstallation=${pathToFileURL(profile).href}`,
-        "--headless",
-        "--calc",
-        "--convert-to",
-        "xlsx:Calc MS Excel 2007 XML",
-        "--outdir",
-        join(dir, "out"),
-        ...inputs,
-      ];
+      await mkdir(join(dir, "in"), { recursive: true, mode: 0o700 });
+      await mkdir(join(dir, "out"), { mode: 0o700 });
+      await Promise.all(files.map((b, i) => writeFile(join(dir, "in", names[i]!), b, { mode: 0o600 })));
+      if (!this.jailed) await cp(template, join(dir, "profile"), { recursive: true });
+      const argv = this.jailed
+        ? jailCommand({
+            installDir: this.installDir!,
+            hostDir: dir,
+            names,
+            template,
+            memoryMb: this.memoryMb,
+            diskMb: this.diskMb,
+          })
+        : this.unjailedCommand(dir, names, join(dir, "profile"));
       this.processes++;
-      await new Promise<void>((resolve, reject) => {
-        const child = spawn(this.soffice, args, { stdio: ["ignore", "ignore", "pipe"] });
-        let err = "";
-        child.stderr.on("data", (d: Buffer) => {
-          err += d.toString();
+      let run: Awaited<ReturnType<typeof runGroup>>;
+      let pid: number | undefined;
+      try {
+        run = await runGroup(argv, this.timeoutMs, (p) => {
+          pid = p;
+          this.running.add(p);
         });
-        const timer = setTimeout(() => child.kill("SIGKILL"), this.timeoutMs);
-        child.on("error", (e) => {
-          clearTimeout(timer);
-          reject(new InfraError(`soffice failed to start: ${e.message}`));
-        });
-        child.on("close", (code, signal) => {
-          clearTimeout(timer);
-          if (signal) reject(new InfraError(`soffice timed out after ${this.timeoutMs} ms`));
-          else if (code !== 0) reject(new InfraError(`soffice exited with ${code}: ${err.trim().slice(0, 300)}`));
-          else resolve();
-        });
-      });
-      return await Promise.all(files.map((_, i) => readFile(join(dir, "out", `book${i}.xlsx`)).catch(() => undefined)));
+      } catch (e) {
+        throw new InfraError(`soffice failed to start: ${(e as Error).message}`);
+      } finally {
+        if (pid !== undefined) this.running.delete(pid);
+      }
+      if (run.timedOut) throw new InfraError(`soffice timed out after ${this.timeoutMs} ms`);
+      if (this.jailed && run.code === JAIL_SETUP_FAILED)
+        throw new InfraError(`the LibreOffice jail could not be built: ${run.stderr.trim().slice(-300)}`);
+      if (run.signal) throw new InfraError(`soffice was killed by ${run.signal}`);
+      if (run.code !== 0) throw new InfraError(`soffice exited with ${run.code}: ${run.stderr.trim().slice(0, 300)}`);
+      return await Promise.all(names.map((n) => readFile(join(dir, "out", n)).catch(() => undefined)));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  }
+
+  /** Without namespaces: soffice on the host, a fresh copy of the profile per batch, in its own process group. */
+  private unjailedCommand(dir: string, names: string[], profile: string): string[] {
+    const pdeath = existsSync("/usr/bin/setpriv") ? ["setpriv", "--pdeathsig", "KILL", "--"] : [];
+    return [
+      ...pdeath,
+      "env",
+      "SAL_ENABLE_FILE_LOCKING=0",
+      `HOME=${profile}`,
+      this.soffice,
+      `-env:UserInstallation=${pathToFileURL(profile).href}`,
+      "--headless",
+      "--norestore",
+      ...(names.length
+        ? [
+            "--calc",
+            "--convert-to",
+            "xlsx:Calc MS Excel 2007 XML",
+            "--outdir",
+            join(dir, "out"),
+            ...names.map((n) => join(dir, "in", n)),
+          ]
+        : ["--terminate_after_init"]),
+    ];
   }
 }

@@ -1,0 +1,312 @@
+/**
+ * The jail one LibreOffice conversion batch runs in (Linux; util-linux `unshare`, `chroot`, `setpriv`, `prlimit`),
+ * built like the code tools' jail (sandbox/jail.ts):
+ * - `setpriv --pdeathsig KILL unshare -rmnp --fork --kill-child`: new user, mount, network and PID namespaces. The
+ *   network namespace has only a down loopback, so no host, port or URL can be reached. When the host kills the
+ *   process group (time limit) or the env process dies, the namespace's first process dies and the kernel kills
+ *   everything in the PID namespace (`soffice.bin` included, not just the `oosplash` launcher).
+ * - `/` is a small tmpfs, remounted read-only once built: read-only binds of the LibreOffice install folder, the
+ *   shared-library folders, the fonts and their configuration, `env`, `setpriv`, and `/dev/{null,zero,urandom}`.
+ *   No `/proc`, no `/etc/passwd`, no home, no workspace, no dataset folder.
+ * - `/s` is a tmpfs of `diskMb`: `/s/i` (mode 0111: not listable) holds only this batch's inputs, each under an
+ *   unguessable random name; `/s/o` (0300) receives the outputs; `/s/p/<random>` is a fresh copy of a profile made
+ *   once per process. Inside, soffice runs after `chroot` with every capability dropped, so root obeys mode bits.
+ * - `prlimit`: address space (`memoryMb`), file size, open files, no core dumps.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { jailAvailable } from "./sandbox/jail.js";
+
+const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** Exit status of the jail script when the jail itself could not be built (an infra fault, never the file's). */
+export const JAIL_SETUP_FAILED = 97;
+
+/** Library folders soffice.bin and its libraries need (whichever exist here). */
+const LIB_DIRS = [
+  "/lib",
+  "/lib64",
+  "/usr/lib64",
+  "/lib/x86_64-linux-gnu",
+  "/usr/lib/x86_64-linux-gnu",
+  "/lib/aarch64-linux-gnu",
+  "/usr/lib/aarch64-linux-gnu",
+];
+
+/** Fonts (a conversion lays out text) and the tables LibreOffice reads at start; all read-only. */
+const SHARE_DIRS = [
+  "/usr/share/fonts",
+  "/usr/share/fontconfig",
+  "/etc/fonts",
+  "/var/cache/fontconfig",
+  "/usr/share/libreoffice",
+  "/etc/libreoffice",
+  "/usr/share/zoneinfo",
+  "/usr/share/icu",
+];
+
+/** Registry settings written into the profile: links never updated, macros never run, no recent-documents list. */
+const REGISTRY = `<?xml version="1.0" encoding="UTF-8"?>
+<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+<item oor:path="/org.openoffice.Office.Calc/Content/Update"><prop oor:name="Link" oor:op="fuse"><value>2</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Security/Scripting"><prop oor:name="MacroSecurityLevel" oor:op="fuse"><value>3</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Security/Scripting"><prop oor:name="DisableMacrosExecution" oor:op="fuse"><value>true</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/History"><prop oor:name="PickListSize" oor:op="fuse"><value>0</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="UseLocking" oor:op="fuse"><value>false</value></prop></item>
+</oor:items>
+`;
+
+/** Whether a host path has a symlink among its ancestors (then binding it is binding its target twice). */
+function underSymlink(p: string): boolean {
+  try {
+    return realpathSync(dirname(p)) !== dirname(p);
+  } catch {
+    return true;
+  }
+}
+
+function bindLines(paths: string[]): string[] {
+  const lines: string[] = [];
+  const seen = new Set<string>();
+  for (const p of paths) {
+    if (seen.has(p) || !existsSync(p) || underSymlink(p)) continue;
+    seen.add(p);
+    const st = lstatSync(p);
+    if (st.isSymbolicLink()) lines.push(`mkdir -p "$R"${q(dirname(p))}; ln -sfn ${q(readlinkSync(p))} "$R"${q(p)}`);
+    else lines.push(`ro ${q(p)} ${q(p)} ${st.isDirectory() ? "d" : "f"}`);
+  }
+  return lines;
+}
+
+/** Where LibreOffice is installed: the folder holding `program/soffice.bin`, found from the soffice command. */
+export function officeInstallDir(soffice: string): string | null {
+  let bin = soffice;
+  if (!bin.includes("/")) {
+    const r = spawnSync("sh", ["-c", `command -v ${q(bin)}`], { encoding: "utf8" });
+    bin = r.stdout.trim();
+    if (!bin) return null;
+  }
+  try {
+    const program = dirname(realpathSync(bin));
+    return existsSync(join(program, "soffice.bin")) ? dirname(program) : null;
+  } catch {
+    return null;
+  }
+}
+
+let probed: Map<string, { ok: boolean; reason: string }> | undefined;
+
+/** Whether soffice can run in the jail here, and why not. */
+export function sofficeJailAvailable(soffice: string): { ok: boolean; reason: string } {
+  probed ??= new Map();
+  let r = probed.get(soffice);
+  if (!r) {
+    const ns = jailAvailable();
+    const dir = officeInstallDir(soffice);
+    if (!ns.ok) r = ns;
+    else if (!dir) r = { ok: false, reason: `no program/soffice.bin next to ${soffice} (a wrapper script?)` };
+    else if (!existsSync("/usr/bin/env")) r = { ok: false, reason: "/usr/bin/env is missing" };
+    else r = { ok: true, reason: `${ns.reason}; LibreOffice from ${dir}` };
+    probed.set(soffice, r);
+  }
+  return r;
+}
+
+export interface SofficeJailSpec {
+  /** The LibreOffice install folder (holds `program/soffice.bin`). */
+  installDir: string;
+  /** Host folder of this batch: inputs are read from `<hostDir>/in/<name>`, outputs land in `<hostDir>/out/<name>`. */
+  hostDir: string;
+  /** Input file names (already in `<hostDir>/in`), random and unguessable. */
+  names: string[];
+  /** Host folder of the profile template, copied in fresh (read-only use). */
+  template: string;
+  /** Make the template instead of converting: the template folder is bound writable, and no file is converted. */
+  makeTemplate?: boolean;
+  memoryMb: number;
+  diskMb: number;
+}
+
+/** The shell script run as the namespace's first process. */
+export function jailScript(spec: SofficeJailSpec): string {
+  const root = join(spec.hostDir, ".jail");
+  const program = join(spec.installDir, "program");
+  const profile = spec.makeTemplate ? "/s/p/t" : `/s/p/${randomBytes(16).toString("hex")}`;
+  const office = [
+    "/usr/bin/env",
+    "-i",
+    "PATH=/usr/bin:/bin",
+    `HOME=${profile}`,
+    "TMPDIR=/s/t",
+    "SAL_USE_VCLPLUGIN=svp",
+    "SAL_ENABLE_FILE_LOCKING=0",
+    "SAL_NO_NWF=1",
+    `LD_LIBRARY_PATH=${program}`,
+    join(program, "soffice.bin"),
+    `-env:UserInstallation=file://${profile}`,
+    "--headless",
+    "--invisible",
+    "--norestore",
+    "--nolockcheck",
+    "--nologo",
+    "--nodefault",
+    ...(spec.makeTemplate
+      ? ["--terminate_after_init"]
+      : [
+          "--calc",
+          "--convert-to",
+          "xlsx:Calc MS Excel 2007 XML",
+          "--outdir",
+          "/s/o",
+          ...spec.names.map((n) => `/s/i/${n}`),
+        ]),
+  ];
+  const run = [
+    "prlimit",
+    `--as=${Math.floor(spec.memoryMb * 1024 * 1024)}`,
+    `--fsize=${Math.floor(spec.diskMb * 1024 * 1024)}`,
+    "--nofile=1024",
+    "--core=0",
+    "--",
+    "chroot",
+    '"$R"',
+    "/usr/bin/setpriv",
+    "--no-new-privs",
+    "--bounding-set=-all",
+    "--inh-caps=-all",
+    "--",
+    ...office.map(q),
+  ].join(" ");
+  const lines = [
+    `trap 'exit ${JAIL_SETUP_FAILED}' EXIT`,
+    "set -e",
+    `R=${q(root)}`,
+    `H=${q(spec.hostDir)}`,
+    'mount -t tmpfs -o size=4m,mode=755 benchmax-lo "$R"',
+    `ro() { if [ "$3" = d ]; then mkdir -p "$R$2"; else mkdir -p "$(dirname "$R$2")"; : > "$R$2"; fi; mount --bind "$1" "$R$2"; mount -o remount,bind,ro,nosuid,nodev "$R$2"; }`,
+    ...bindLines([...LIB_DIRS, spec.installDir, ...SHARE_DIRS, "/usr/bin/env", "/usr/bin/setpriv"]),
+    'mkdir -p "$R/dev" "$R/s"',
+    ...["null", "zero", "urandom"].map((d) => `: > "$R/dev/${d}"; mount --bind /dev/${d} "$R/dev/${d}"`),
+    `mount -t tmpfs -o size=${Math.ceil(spec.diskMb)}m,mode=755,nosuid,nodev benchmax-lo-scratch "$R/s"`,
+    // LibreOffice's own pipe lives in /tmp (then /var/tmp): both point into the scratch tmpfs
+    'mkdir -m 700 "$R/s/t"; ln -s s/t "$R/tmp"; mkdir -p "$R/var"; ln -s ../s/t "$R/var/tmp"',
+    'mkdir -m 111 "$R/s/i"; mkdir -m 300 "$R/s/o"; mkdir -m 711 "$R/s/p"',
+    spec.makeTemplate
+      ? `mkdir "$R${profile}"; mount --bind ${q(spec.template)} "$R${profile}"`
+      : `cp -a ${q(spec.template)} "$R${profile}"`,
+    ...spec.names.map((n) => `cp "$H/in/"${q(n)} "$R/s/i/"${q(n)}; chmod 400 "$R/s/i/"${q(n)}`),
+    'mount -o remount,bind,ro "$R"',
+    "trap - EXIT",
+    "set +e",
+    spec.makeTemplate ? `${run}; rc=$?; if [ "$rc" = 81 ]; then ${run}; rc=$?; fi` : `${run}; rc=$?`,
+    // whatever LibreOffice left running dies before its output is read
+    "kill -9 -1 2>/dev/null",
+    ...spec.names.map((n) => `f="$R/s/o/"${q(n)}; if [ -f "$f" ] && [ ! -L "$f" ]; then cp "$f" "$H/out/"${q(n)}; fi`),
+    'exit "$rc"',
+  ];
+  return lines.join("\n");
+}
+
+/** The command line that runs the jail (the caller spawns it in its own process group). */
+export function jailCommand(spec: SofficeJailSpec): string[] {
+  mkdirSync(join(spec.hostDir, ".jail"), { recursive: true });
+  return [
+    "setpriv",
+    "--pdeathsig",
+    "KILL",
+    "--",
+    "unshare",
+    "-rmnp",
+    "--fork",
+    "--kill-child",
+    "sh",
+    "-c",
+    jailScript(spec),
+  ];
+}
+
+/** Write the profile's settings (links never updated, macros off, no recent documents) into a profile folder. */
+export function writeProfileSettings(profile: string): void {
+  mkdirSync(join(profile, "user"), { recursive: true });
+  writeFileSync(join(profile, "user", "registrymodifications.xcu"), REGISTRY);
+}
+
+/** Make the profile template: one jailed start of LibreOffice with the template folder writable. */
+export async function makeProfileTemplate(
+  installDir: string,
+  template: string,
+  scratch: string,
+  memoryMb: number,
+  timeoutMs: number,
+): Promise<void> {
+  writeProfileSettings(template);
+  mkdirSync(join(scratch, "in"), { recursive: true });
+  mkdirSync(join(scratch, "out"), { recursive: true });
+  try {
+    const argv = jailCommand({
+      installDir,
+      hostDir: scratch,
+      names: [],
+      template,
+      makeTemplate: true,
+      memoryMb,
+      diskMb: 256,
+    });
+    const { code, stderr, timedOut } = await runGroup(argv, timeoutMs);
+    if (timedOut) throw new Error(`making the LibreOffice profile timed out after ${timeoutMs} ms`);
+    if (code !== 0)
+      throw new Error(`making the LibreOffice profile failed (exit ${code}): ${stderr.trim().slice(-300)}`);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+export interface GroupRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stderr: string;
+  timedOut: boolean;
+  pid: number | undefined;
+}
+
+/**
+ * Spawn `argv` as the leader of a new process group with a clean environment and SIGKILL the whole group after
+ * `timeoutMs`. Resolves once every holder of its stderr is gone (so nothing it started is still running).
+ */
+export function runGroup(argv: string[], timeoutMs: number, onSpawn?: (pid: number) => void): Promise<GroupRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0]!, argv.slice(1), {
+      stdio: ["ignore", "ignore", "pipe"],
+      detached: true,
+      env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
+    });
+    if (child.pid !== undefined) onSpawn?.(child.pid);
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => {
+      if (stderr.length < 100_000) stderr += d.toString();
+    });
+    let timedOut = false;
+    const kill = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+      } catch {
+        child.kill("SIGKILL");
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      kill();
+    }, timeoutMs);
+    child.on("error", (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      if (timedOut) kill(); // anything left in the group (an unjailed run) goes too
+      resolve({ code, signal, stderr, timedOut, pid: child.pid });
+    });
+  });
+}
