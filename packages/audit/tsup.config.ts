@@ -1,0 +1,4 @@
+import { defineConfig } from "tsup";
+import { benchmaxTsup } from "../../shared/tsup.preset.ts";
+
+export default defineConfig(benchmaxTsup());

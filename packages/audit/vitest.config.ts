@@ -1,0 +1,3 @@
+import { benchmaxVitest } from "../../shared/vitest.preset.ts";
+
+export default benchmaxVitest();
