@@ -56,6 +56,8 @@ describe("exportSkyrl", () => {
     expect(spec.children.map((c) => c.element.name)).toEqual(["method", "ground_truth"]);
     // the shim is written beside the data
     expect(existsSync(join(out, "python", "benchmax_skyrl", "text_env.py"))).toBe(true);
+    // the client the shim is built on travels with it
+    expect(existsSync(join(out, "python", "benchmax_client", "transport.py"))).toBe(true);
     expect(JSON.parse(readFileSync(join(out, "export.json"), "utf8"))).toMatchObject({ train: 2, validation: 2 });
   });
 

@@ -8,13 +8,20 @@ export function shimDir(): string {
   return join(dirname(fileURLToPath(import.meta.url)), "..", "python");
 }
 
-/** Copy the shim (`benchmax_skyrl/`) into `outDir`; put `outDir` on PYTHONPATH to use it. Returns its path. */
+/** The Python packages the shim needs: `benchmax_skyrl` and the client it is built on, `benchmax_client`. */
+export const SHIM_PACKAGES = ["benchmax_skyrl", "benchmax_client"] as const;
+
+/**
+ * Copy the shim (`benchmax_skyrl/` and `benchmax_client/`) into `outDir`; put `outDir` on PYTHONPATH to use it.
+ * Returns the path of `benchmax_skyrl`.
+ */
 export async function writeShim(outDir: string): Promise<string> {
-  const dest = join(outDir, "benchmax_skyrl");
   await mkdir(outDir, { recursive: true });
-  await cp(join(shimDir(), "benchmax_skyrl"), dest, {
-    recursive: true,
-    filter: (src) => !src.includes("__pycache__"),
-  });
-  return dest;
+  for (const pkg of SHIM_PACKAGES) {
+    await cp(join(shimDir(), pkg), join(outDir, pkg), {
+      recursive: true,
+      filter: (src) => !src.includes("__pycache__"),
+    });
+  }
+  return join(outDir, "benchmax_skyrl");
 }

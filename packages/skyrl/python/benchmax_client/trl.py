@@ -1,0 +1,303 @@
+"""A benchmax env in TRL's GRPOTrainer, both ways it takes environments (trl/trainer/grpo_trainer.py):
+
+- `environment_factory(url, token)`: a zero-argument factory for `GRPOTrainer(environment_factory=...)`. Each
+  instance has the env's tools as methods (name, typed signature and a Google-style docstring built from the tool's
+  JSON Schema, which is what TRL renders as the tool schema) and `reset(**row)`, which starts an episode on the
+  row's `task_id` (or inline `task`). Tool calls run on the server (`call_tool`); a model's mistake comes back as
+  the tool's readable error text. The reward comes from the env: pass `reward_func` (it receives `prompts`,
+  `completions` and TRL's `environments`, and asks each episode's server to score prompt + completion).
+- `rollout_func(url, token, generate)`: for `GRPOTrainer(rollout_func=...)`. Each prompt's task is set up once and
+  forked into `num_generations` episodes; each episode runs turns of `generate` (your model call, returning token
+  ids and logprobs) and the server's episode engine, and ends scored. It returns TRL's `prompt_ids`,
+  `completion_ids`, `logprobs`, an `env_mask` (0 on tool-result tokens) and `env_reward`, which `env_reward_func`
+  hands to TRL as the reward. Token ids are never re-tokenized: a turn whose prompt ids do not extend the previous
+  prompt + completion ids is refused (re-tokenization drift).
+
+`dataset_rows(url, token)` gives `[{"prompt": [...], "task_id": ...}]` rows from the server's tasks (no gold data).
+Nothing here imports TRL.
+"""
+
+import inspect
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from .env import BenchmaxEnv, openai_messages, text_of
+from .transport import BenchmaxClient, BenchmaxError
+
+_JSON_TYPES = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list, "object": dict}
+_RESERVED = {"reset", "get_reward"}
+
+
+def _tool_method(spec: Dict[str, Any]) -> Callable[..., str]:
+    """A method named after the tool whose signature and docstring describe its parameters."""
+    name = spec["name"]
+    if not name.isidentifier() or name.startswith("_") or name in _RESERVED:
+        raise BenchmaxError(
+            "tool %r cannot be a TRL environment method (TRL calls methods by name; names starting with '_' and "
+            "'reset'/'get_reward' are not tools)" % name
+        )
+    params = spec.get("parameters") or {}
+    props: Dict[str, Any] = params.get("properties") or {}
+    required = set(params.get("required") or [])
+    sig = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    annotations: Dict[str, Any] = {"return": str}
+    doc_args = []
+    for pname in sorted(props, key=lambda p: (p not in required, list(props).index(p))):
+        if not pname.isidentifier():
+            raise BenchmaxError("tool %r: parameter %r is not a Python identifier" % (name, pname))
+        schema = props[pname] or {}
+        t = schema.get("type")
+        py = _JSON_TYPES.get(t if isinstance(t, str) else "", str)
+        if pname not in required:
+            py = Optional[py]
+        annotations[pname] = py
+        default = inspect.Parameter.empty if pname in required else None
+        sig.append(inspect.Parameter(pname, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=py))
+        desc = " ".join(str(schema.get("description") or pname).split())
+        doc_args.append("    %s: %s" % (pname, desc))
+
+    def method(self, *args: Any, **kwargs: Any) -> str:
+        bound = inspect.Signature(sig).bind(self, *args, **kwargs)
+        arguments = {k: v for k, v in bound.arguments.items() if k != "self" and v is not None}
+        return self._call(name, arguments)
+
+    method.__name__ = name
+    method.__qualname__ = "BenchmaxTRLEnv." + name
+    method.__signature__ = inspect.Signature(sig, return_annotation=str)  # type: ignore[attr-defined]
+    method.__annotations__ = annotations
+    description = " ".join(str(spec.get("description") or name).split())
+    method.__doc__ = description + ("\n\nArgs:\n" + "\n".join(doc_args) if doc_args else "") + "\n\nReturns:\n    The tool's result.\n"
+    return method
+
+
+class BenchmaxTRLEnv:
+    """Base of the classes `environment_class` builds: one episode per generation, the env's tools as methods."""
+
+    def __init__(self, url: Any = None, token: Optional[str] = None, client: Optional[BenchmaxClient] = None):
+        self._env = BenchmaxEnv(url, token, client=client)
+
+    def reset(self, task_id: Optional[str] = None, task: Optional[Dict[str, Any]] = None, **_row: Any) -> None:
+        """Start an episode on the row's task (TRL passes the dataset row's fields). Returns None: the prompt comes
+        from the dataset."""
+        if task_id is None and task is None:
+            raise BenchmaxError("the dataset row names no task: give it a task_id column (dataset_rows writes one)")
+        self._env.start(task_id, task)
+
+    def _call(self, name: str, arguments: Dict[str, Any]) -> str:
+        res = self._env.call_tool(name, arguments)
+        return text_of(res.get("content"))
+
+    def _score(self, messages: Sequence[Dict[str, Any]]) -> float:
+        """The env's reward for the conversation; the episode is released afterwards."""
+        try:
+            out = self._env.reward(openai_messages(messages))
+        finally:
+            self._env.release()
+        reward = out.get("reward")
+        if not isinstance(reward, (int, float)) or isinstance(reward, bool):
+            raise BenchmaxError("the env server returned no numeric reward: %r" % (reward,))
+        return float(reward)
+
+    def _close(self) -> None:
+        self._env.close()
+
+
+def environment_class(tools: Sequence[Dict[str, Any]], name: str = "BenchmaxTRLEnv") -> type:
+    """A BenchmaxTRLEnv subclass with one method per tool (OpenAI function specs: name, description, parameters)."""
+    return type(name, (BenchmaxTRLEnv,), {t["name"]: _tool_method(t) for t in tools})
+
+
+def environment_factory(url: Any = None, token: Optional[str] = None) -> Callable[[], BenchmaxTRLEnv]:
+    """`GRPOTrainer(environment_factory=environment_factory(url, token), reward_funcs=[reward_func])`. The env's
+    tools are read once from the server's /metadata; each instance keeps its own connections."""
+    probe = BenchmaxClient(url, token=token)
+    try:
+        tools = probe.metadata().get("tools") or []
+    finally:
+        probe.close()
+    cls = environment_class(tools)
+
+    def factory() -> BenchmaxTRLEnv:
+        return cls(url, token)
+
+    return factory
+
+
+def _conversation(prompt: Any, completion: Any) -> List[Dict[str, Any]]:
+    p = list(prompt) if isinstance(prompt, list) else [{"role": "user", "content": str(prompt)}]
+    c = list(completion) if isinstance(completion, list) else [{"role": "assistant", "content": str(completion)}]
+    return p + c
+
+
+def reward_func(prompts: List[Any], completions: List[Any], environments: Optional[List[Any]] = None, **_kw: Any) -> List[Optional[float]]:
+    """TRL reward function: each rollout's reward from its env server (prompt + completion, tool turns included).
+    Rows whose environment is not a benchmax env get None (TRL ignores them)."""
+    if environments is None:
+        raise BenchmaxError("reward_func needs TRL's `environments` (use it with environment_factory)")
+    out: List[Optional[float]] = []
+    for prompt, completion, env in zip(prompts, completions, environments):
+        out.append(env._score(_conversation(prompt, completion)) if isinstance(env, BenchmaxTRLEnv) else None)
+    return out
+
+
+reward_func.__name__ = "benchmax_reward"
+
+
+def env_reward_func(completions: List[Any], env_reward: Optional[List[float]] = None, **_kw: Any) -> List[float]:
+    """TRL reward function for `rollout_func`: the env's reward it recorded per completion."""
+    if env_reward is None:
+        raise BenchmaxError("env_reward_func needs the env_reward field (use it with benchmax_client.trl.rollout_func)")
+    return [float(r) for r in env_reward]
+
+
+env_reward_func.__name__ = "benchmax_env_reward"
+
+
+def dataset_rows(url: Any = None, token: Optional[str] = None, limit: Optional[int] = None) -> List[Dict[str, Any]]:
+    """Training rows from the server's tasks: `{"prompt": [system, user…], "task_id"}`. The system message is the
+    env's own prompt without a tools section (TRL renders the tools from the environment's methods)."""
+    c = BenchmaxClient(url, token=token)
+    try:
+        rows = []
+        for t in c.tasks(limit):
+            probe = c.create_rollout(t["id"])  # the task's system prompt (it may depend on the task)
+            c.release(probe)
+            msgs = [dict(m) for m in t.get("messages") or []] or [{"role": "user", "content": t.get("prompt") or ""}]
+            if probe.system_prompt and not any(m.get("role") == "system" for m in msgs):
+                msgs.insert(0, {"role": "system", "content": probe.system_prompt})
+            rows.append({"prompt": msgs, "task_id": t["id"]})
+        return rows
+    finally:
+        c.close()
+
+
+def _last_user_text(prompt: Any) -> str:
+    if isinstance(prompt, str):
+        return prompt
+    users = [m for m in prompt if m.get("role") == "user"]
+    return text_of(users[-1].get("content")) if users else ""
+
+
+def rollout_func(
+    url: Any = None,
+    token: Optional[str] = None,
+    generate: Optional[Callable[[List[Dict[str, Any]], List[Dict[str, Any]]], Dict[str, Any]]] = None,
+    *,
+    max_turns: int = 10,
+    num_generations: Optional[int] = None,
+    task_of: Optional[Callable[[Any], str]] = None,
+) -> Callable[[List[Any], Any], Dict[str, List[Any]]]:
+    """`GRPOTrainer(rollout_func=rollout_func(url, token, generate), reward_funcs=[env_reward_func])`.
+
+    `generate(messages, tools)` is one model call on the conversation so far; it returns
+    `{"prompt_ids", "completion_ids", "logprobs", "text"}` (e.g. vLLM's `prompt_token_ids`, `token_ids` and
+    `logprobs`). `task_of(prompt)` names a prompt's task (default: the task whose prompt is the prompt's last user
+    message, from the server's /v1/tasks). `num_generations` defaults to the trainer's.
+    """
+    if generate is None:
+        raise BenchmaxError("rollout_func needs generate(messages, tools) -> {prompt_ids, completion_ids, logprobs, text}")
+    client = BenchmaxClient(url, token=token)
+    cache: Dict[str, str] = {}
+
+    def default_task_of(prompt: Any) -> str:
+        if not cache:
+            for t in client.tasks():
+                text = t.get("prompt") or _last_user_text(t.get("messages") or [])
+                cache.setdefault(text, t["id"])
+        key = _last_user_text(prompt)
+        if key not in cache:
+            raise BenchmaxError("no task of the env server has the prompt %r; pass task_of" % key[:80])
+        return cache[key]
+
+    def one_episode(env: BenchmaxEnv, prompt_messages: List[Dict[str, Any]], tools: List[Dict[str, Any]]) -> Dict[str, Any]:
+        messages = [dict(m) for m in prompt_messages]
+        prompt_ids: Optional[List[int]] = None
+        completion_ids: List[int] = []
+        logprobs: List[float] = []
+        mask: List[int] = []
+        expected: Optional[List[int]] = None  # what the next prompt must start with
+        for turn in range(max_turns):
+            g = generate(messages, tools)
+            p, c = list(g["prompt_ids"]), list(g["completion_ids"])
+            lp = list(g.get("logprobs") or [0.0] * len(c))
+            if prompt_ids is None:
+                prompt_ids = p
+            else:
+                if p[: len(expected or [])] != expected:
+                    raise BenchmaxError(
+                        "re-tokenization drift at turn %d: the prompt ids do not extend the previous prompt and "
+                        "completion ids (render tool results as tokens appended to them)" % (turn + 1)
+                    )
+                extra = p[len(expected or []) :]  # the tool results, as the backend tokenized them
+                completion_ids += extra
+                logprobs += [0.0] * len(extra)
+                mask += [0] * len(extra)
+            completion_ids += c
+            logprobs += lp
+            mask += [1] * len(c)
+            expected = p + c
+            messages.append({"role": "assistant", "content": g.get("text") or ""})
+            out = env.step(g.get("text") or "")
+            if out["done"]:
+                return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "logprobs": logprobs, "env_mask": mask, "reward": float(out["reward"])}
+            messages.extend(out["observation"].get("messages") or [])
+        # the turn budget ran out with the episode live: score the conversation as it stands
+        score = env.reward(messages)
+        env.release()
+        return {"prompt_ids": prompt_ids or [], "completion_ids": completion_ids, "logprobs": logprobs, "env_mask": mask, "reward": float(score["reward"])}
+
+    def rollout(prompts: List[Any], trainer: Any = None) -> Dict[str, List[Any]]:
+        g = num_generations or getattr(trainer, "num_generations", None) or 1
+        find = task_of or default_task_of
+        out: Dict[str, List[Any]] = {"prompt_ids": [], "completion_ids": [], "logprobs": [], "env_mask": [], "env_reward": []}
+        for prompt in prompts:
+            first = BenchmaxEnv(client=client)
+            first.start(find(prompt), max_turns=max_turns)
+            group = [first] + (first.fork(g - 1) if g > 1 else [])
+            tools = first.tools
+            pm = list(prompt) if isinstance(prompt, list) else [{"role": "user", "content": str(prompt)}]
+            try:
+                for env in group:
+                    r = one_episode(env, pm, tools)
+                    for k in ("prompt_ids", "completion_ids", "logprobs", "env_mask"):
+                        out[k].append(r[k])
+                    out["env_reward"].append(r["reward"])
+            finally:
+                for env in group:
+                    env.release()
+        return out
+
+    return rollout
+
+
+def tool_schema(method: Callable[..., Any]) -> Dict[str, Any]:
+    """The JSON schema a chat template gets for an environment method, as transformers' get_json_schema builds it
+    from the signature and the Google-style docstring (for checks without transformers)."""
+    sig = inspect.signature(method)
+    doc = inspect.getdoc(method) or ""
+    desc = doc.split("\n\nArgs:")[0].split("\n\nReturns:")[0].strip()
+    arg_docs = dict(
+        (line.strip().split(":", 1)[0], line.split(":", 1)[1].strip())
+        for line in doc.split("Args:\n", 1)[-1].split("\n\nReturns:")[0].splitlines()
+        if "Args:\n" in doc and ":" in line
+    )
+    props, required = {}, []
+    names = {v: k for k, v in _JSON_TYPES.items()}
+    for p in sig.parameters.values():
+        ann = p.annotation
+        base = getattr(ann, "__args__", (ann,))[0] if getattr(ann, "__origin__", None) is not None else ann
+        props[p.name] = {"type": names.get(base, "string"), "description": arg_docs.get(p.name, "")}
+        if p.default is inspect.Parameter.empty:
+            required.append(p.name)
+    return {"type": "function", "function": {"name": method.__name__, "description": desc, "parameters": {"type": "object", "properties": props, "required": required}}}
+
+
+__all__ = [
+    "BenchmaxTRLEnv",
+    "dataset_rows",
+    "env_reward_func",
+    "environment_class",
+    "environment_factory",
+    "reward_func",
+    "rollout_func",
+    "tool_schema",
+]
