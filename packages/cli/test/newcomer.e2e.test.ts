@@ -168,7 +168,7 @@ describe("run dirs", () => {
     const code = await new Promise<number | null>((r) => child.on("close", r));
     expect(sent).toBe(true);
     expect(code).toBe(130);
-    const m = /resume with: (benchmax .*)\n/.exec(stderr);
+    const m = /resume with: (npx benchmax .*)\n/.exec(stderr);
     expect(m).not.toBeNull();
     const resume = m![1]!;
     expect(resume).toContain(`--out ${out} --resume`);
@@ -178,7 +178,7 @@ describe("run dirs", () => {
     expect(partial.outcomes.infra_error).toBe(0);
     expect(stdout).toMatch(/slow/);
     // the printed command, as the user would paste it
-    const args = resume.split(" ").slice(1);
+    const args = resume.split(" ").slice(2);
     const r = cli(args, { env: { SLOW_ENV_DELAY_MS: "0" } });
     expect(r.code).toBe(0);
     const ids = lines(join(out, "results.jsonl"))
@@ -223,7 +223,7 @@ describe("Ctrl-C on a terminal", () => {
     expect(sent).toBe(true);
     expect(code).toBe(130);
     expect(text.lastIndexOf("\x1b[?25h")).toBeGreaterThan(text.lastIndexOf("\x1b[?25l"));
-    expect(text).toMatch(/resume with: benchmax eval /);
+    expect(text).toMatch(/resume with: npx benchmax eval /);
     expect(text).toMatch(/elapsed \d+s \| ETA /);
     expect(JSON.parse(readFileSync(join(out, "summary.json"), "utf8")).run.completed).toBe(false);
   });

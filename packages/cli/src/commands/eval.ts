@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
 import {
   type Env,
   loadTasksFromFile,
@@ -15,6 +15,7 @@ import { listInstalledEnvs, loadEnvModule, parseKeyValues, resolveEnvEntry } fro
 import { summaryTable, terminalWidth } from "../format.js";
 import { addPolicyOptions, makePolicy, type PolicyFlags, parseIntFlag, samplingIdentity } from "../policy-options.js";
 import { progressReporter } from "../progress.js";
+import { checkResumeRows } from "../resume-check.js";
 import { defaultRunDir, writeSummary } from "../run-dir.js";
 import { datasetHash, normalizeTaskIds, type RunIdentity, readRunIdentity, resumeMismatches } from "../run-identity.js";
 import { runVersions } from "../versions.js";
@@ -136,7 +137,45 @@ export function resumeCommand(argv: string[], outDir: string, all?: { spec: stri
     if (args[i] === "--out") args.splice(i, 2);
     else args.splice(i, 1);
   }
-  return ["benchmax", ...args, "--out", outDir, "--resume"].map(shq).join(" ");
+  // never echo a secret into the terminal (and its scrollback, CI logs): the key comes from the environment instead
+  let redacted = false;
+  for (let j = 0; j < args.length; j++) {
+    if (args[j] === "--api-key") {
+      args.splice(j, 2);
+      redacted = true;
+      j--;
+    } else if (args[j]!.startsWith("--api-key=")) {
+      args.splice(j, 1);
+      redacted = true;
+      j--;
+    }
+  }
+  const cmd = ["npx", "benchmax", ...args, "--out", outDir, "--resume"].map(shq).join(" ");
+  return redacted ? `OPENAI_API_KEY=<your key> ${cmd}` : cmd;
+}
+
+/** A folder `eval --out` may write into: new, empty, or a benchmax run dir (with --all, a folder of run dirs). */
+export function checkOutDir(out: string, all: boolean): void {
+  if (!existsSync(out)) return;
+  if (!statSync(out).isDirectory()) throw new UsageError(`--out ${out} is not a folder`);
+  const entries = readdirSync(out);
+  if (entries.length === 0) return;
+  const isRun = (d: string) => runFilesIn(d).some((f) => f === "run.json" || f === "results.jsonl");
+  if (isRun(out)) return;
+  if (all && entries.every((e) => statSync(join(out, e)).isDirectory() && isRun(join(out, e)))) return;
+  throw new UsageError(
+    `--out ${out} is a folder that holds other things (${entries.slice(0, 3).join(", ")}${entries.length > 3 ? ", …" : ""}), not a benchmax run: give a new or empty folder`,
+  );
+}
+
+/** The run dir name of an env spec: a package or env name, or the name of the folder a path points to (`.` too). */
+export function runName(spec: string): string {
+  const trimmed = spec.replace(/[\\/]+$/, "");
+  const name =
+    /^(\.{1,2}|~)?$/.test(trimmed) || /^[.~]?[\\/]/.test(spec) || (trimmed.includes("/") && !trimmed.startsWith("@"))
+      ? basename(resolve(spec))
+      : trimmed.replace(/^.*[\\/]/, "");
+  return name.replace(/^\.+/, "") || "env";
 }
 
 /**
@@ -224,6 +263,7 @@ async function evalOne(spec: string, flags: EvalFlags, outDir: string, signal: A
         }
       }
     }
+    if (flags.resume) checkResumeRows(join(outDir, "results.jsonl"), tasks, flags.group, env.rewardWeights ?? {});
     mkdirSync(outDir, { recursive: true });
     if (flags.force && !flags.resume) {
       for (const f of ["results.jsonl", "summary.json", "report.html"]) rmSync(join(outDir, f), { force: true });
@@ -281,26 +321,37 @@ export async function evalCommand(envSpec: string | undefined, flags: EvalFlags)
   }
   if (flags.resume && !flags.out) throw new UsageError("--resume needs --out <run dir>");
   if (flags.resume && flags.force) throw new UsageError("give --resume or --force, not both");
+  if (flags.out) checkOutDir(flags.out, Boolean(flags.all));
   const summaries: GateSummary[] = [];
   const firstErrors: Array<string | undefined> = [];
   const dirs: string[] = [];
   const abort = new AbortController();
   let interrupts = 0;
-  const onSigint = () => {
+  // Ctrl-C, and SIGTERM (a CI cancel, `timeout`, Kubernetes): stop starting rollouts, write the partial summary
+  let exitCode = 130;
+  const onSignal = (sig: NodeJS.Signals) => {
     interrupts++;
     if (process.stderr.isTTY) process.stderr.write("\x1b[?25h");
     if (interrupts > 1) {
-      process.stderr.write("\nbenchmax: interrupted twice; exiting without a summary\n");
-      process.exit(130);
+      process.stderr.write(`\nbenchmax: ${sig} again; exiting without a summary\n`);
+      process.exit(exitCode);
     }
-    process.stderr.write("\nbenchmax: interrupted; finishing the summary (Ctrl-C again to quit at once)\n");
+    exitCode = sig === "SIGTERM" ? 143 : 130;
+    process.stderr.write(
+      sig === "SIGTERM"
+        ? "\nbenchmax: terminated (SIGTERM); finishing the summary\n"
+        : "\nbenchmax: interrupted; finishing the summary (Ctrl-C again to quit at once)\n",
+    );
     abort.abort();
   };
+  const onSigint = () => onSignal("SIGINT");
+  const onSigterm = () => onSignal("SIGTERM");
   process.on("SIGINT", onSigint);
+  process.on("SIGTERM", onSigterm);
   try {
     for (const spec of specs) {
       if (abort.signal.aborted) break;
-      const name = spec.replace(/[\\/]+$/, "").replace(/^.*[\\/]/, "") || "env";
+      const name = runName(spec);
       const outDir = flags.out ? (specs.length > 1 ? join(flags.out, name) : flags.out) : defaultRunDir(name);
       const { summary, firstError, interrupted } = await evalOne(spec, flags, outDir, abort.signal);
       summaries.push(summary);
@@ -317,6 +368,7 @@ export async function evalCommand(envSpec: string | undefined, flags: EvalFlags)
     }
   } finally {
     process.off("SIGINT", onSigint);
+    process.off("SIGTERM", onSigterm);
   }
   if (flags.json) {
     process.stdout.write(`${JSON.stringify(specs.length === 1 ? summaries[0] : summaries, null, 2)}\n`);
@@ -324,7 +376,7 @@ export async function evalCommand(envSpec: string | undefined, flags: EvalFlags)
     process.stdout.write(`${summaryTable(summaries, terminalWidth())}\n`);
     for (const d of dirs) process.stdout.write(`run dir: ${d}\n`);
   }
-  if (abort.signal.aborted) return 130;
+  if (abort.signal.aborted) return exitCode;
   const allInfra = summaries.findIndex((s) => s.n > 0 && s.outcomes.infra_error === s.n);
   if (allInfra >= 0) {
     const s = summaries[allInfra]!;
