@@ -429,7 +429,9 @@ export async function auditEnv(env: Env, options: AuditOptions = {}): Promise<Au
               const shown: Array<[string, string]> = [];
               const sys = r.messages.find((m) => m.role === "system");
               if (sys) shown.push(["the system prompt", textOf(sys.content)]);
-              if (run.scan) r.toolErrors.forEach((t, i) => shown.push([`tool error ${i + 1}`, t]));
+              if (run.scan) {
+                for (const [i, t] of r.toolErrors.entries()) shown.push([`tool error ${i + 1}`, t]);
+              }
               if (r.metadata) shown.push(["rollout metadata", JSON.stringify(r.metadata)]);
               for (const [name, text] of shown) {
                 checks.leak.run++;

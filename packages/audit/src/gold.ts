@@ -107,6 +107,6 @@ export function leakedGold(text: string, golds: readonly string[], minLength = 3
 
 /** Remove every occurrence of `part` (the task's own prompt) from `text`, so a scan reads only what was added. */
 export function without(text: string, part: string | undefined): string {
-  if (!part || !part.trim()) return text;
+  if (part === undefined || part.trim() === "") return text;
   return text.split(part).join(" ");
 }
