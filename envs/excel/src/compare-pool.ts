@@ -9,17 +9,31 @@ import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { type CompareOptions, type CompareResult, compareWorkbooks } from "./compare.js";
+import { inspectXlsx } from "./xlsx-inspect.js";
+
+type JobMsg =
+  | { kind?: "compare"; gold: Uint8Array; output?: Uint8Array; answerPosition: unknown; options: CompareOptions }
+  | { kind: "inspect"; bytes: Uint8Array };
 
 interface Job {
-  msg: { gold: Uint8Array; output?: Uint8Array; answerPosition: unknown; options: CompareOptions };
-  resolve(r: CompareResult): void;
+  msg: JobMsg;
+  resolve(r: any): void;
   reject(e: unknown): void;
 }
 
 interface Slot {
   worker: Worker;
   job?: Job;
+  timer?: NodeJS.Timeout;
 }
+
+/** A job ran past the pool's time limit: its worker was terminated. */
+export class WorkerTimeoutError extends Error {
+  override name = "WorkerTimeoutError";
+}
+
+/** Most time one job may run on a worker before the worker is terminated (a hostile file cannot hold a slot). */
+export const JOB_TIMEOUT_MS = 120_000;
 
 export class ComparePool {
   private readonly slots: Slot[] = [];
@@ -28,6 +42,7 @@ export class ComparePool {
   constructor(
     private readonly script: URL,
     private readonly size: number,
+    private readonly jobTimeoutMs = JOB_TIMEOUT_MS,
   ) {}
 
   private spawn(): Slot {
@@ -38,6 +53,7 @@ export class ComparePool {
     worker.on("message", (m: { result?: CompareResult; error?: string }) => {
       const job = slot.job;
       slot.job = undefined;
+      if (slot.timer) clearTimeout(slot.timer);
       worker.unref();
       if (job) {
         if (m.error !== undefined) job.reject(new Error(`compare worker: ${m.error}`));
@@ -46,13 +62,25 @@ export class ComparePool {
       this.pump();
     });
     worker.on("error", (e) => {
+      if (slot.timer) clearTimeout(slot.timer);
       slot.job?.reject(new Error(`the compare worker failed on this case: ${e.message}`));
       slot.job = undefined;
-      this.slots.splice(this.slots.indexOf(slot), 1);
-      this.pump();
+      this.drop(slot);
+    });
+    worker.on("exit", () => {
+      if (slot.timer) clearTimeout(slot.timer);
+      slot.job?.reject(new Error("the compare worker exited during this case"));
+      slot.job = undefined;
+      this.drop(slot);
     });
     this.slots.push(slot);
     return slot;
+  }
+
+  private drop(slot: Slot): void {
+    const i = this.slots.indexOf(slot);
+    if (i >= 0) this.slots.splice(i, 1);
+    this.pump();
   }
 
   private pump(): void {
@@ -63,8 +91,24 @@ export class ComparePool {
       const job = this.queue.shift()!;
       slot.job = job;
       slot.worker.ref();
+      slot.timer = setTimeout(() => {
+        const j = slot.job;
+        slot.job = undefined;
+        j?.reject(new WorkerTimeoutError(`the work on this file ran past ${this.jobTimeoutMs} ms and was stopped`));
+        void slot.worker.terminate();
+        this.drop(slot);
+      }, this.jobTimeoutMs);
+      slot.timer.unref();
       slot.worker.postMessage({ id: 0, ...job.msg });
     }
+  }
+
+  /** Run the inspection of a model-written file (xlsx-inspect.ts) on a worker. */
+  inspect(bytes: Buffer): Promise<string | undefined> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ msg: { kind: "inspect", bytes: new Uint8Array(bytes) }, resolve, reject });
+      this.pump();
+    });
   }
 
   compare(
@@ -98,6 +142,16 @@ function sharedPool(): ComparePool | null {
   const n = Number(process.env.BENCHMAX_EXCEL_WORKERS) || Math.max(4, Math.min(8, availableParallelism()));
   pool = !off && script.protocol === "file:" && existsSync(fileURLToPath(script)) ? new ComparePool(script, n) : null;
   return pool;
+}
+
+/**
+ * Why a model-written workbook may not be parsed (xlsx-inspect.ts), or undefined: on a worker thread when the pool
+ * is available, else inline.
+ */
+export function inspectAsync(bytes: Buffer): Promise<string | undefined> {
+  const p = sharedPool();
+  if (!p) return Promise.resolve(inspectXlsx(bytes));
+  return p.inspect(bytes);
 }
 
 /** `compareWorkbooks` on a worker thread when the pool is available, else inline. */

@@ -1,9 +1,12 @@
 /** A worker thread of the compare pool: runs `compareWorkbooks` (with its recalculation) off the main thread. */
 import { parentPort } from "node:worker_threads";
 import { type CompareOptions, compareWorkbooks } from "./compare.js";
+import { inspectXlsx } from "./xlsx-inspect.js";
 
 interface Job {
   id: number;
+  kind?: "compare" | "inspect";
+  bytes?: Uint8Array;
   gold: Uint8Array;
   output?: Uint8Array;
   answerPosition: unknown;
@@ -12,6 +15,11 @@ interface Job {
 
 parentPort?.on("message", (job: Job) => {
   try {
+    if (job.kind === "inspect") {
+      const b = job.bytes!;
+      parentPort!.postMessage({ id: job.id, result: inspectXlsx(Buffer.from(b.buffer, b.byteOffset, b.byteLength)) });
+      return;
+    }
     const r = compareWorkbooks(
       Buffer.from(job.gold.buffer, job.gold.byteOffset, job.gold.byteLength),
       job.output ? Buffer.from(job.output.buffer, job.output.byteOffset, job.output.byteLength) : undefined,

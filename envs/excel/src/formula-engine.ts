@@ -11,6 +11,7 @@ import {
   ERR,
   FormulaSyntaxError,
   Matrix,
+  RangeCapError,
   Ref,
   type Scalar,
   UnsupportedFormula,
@@ -42,6 +43,8 @@ export interface FormulaSource {
   definedName?(name: string, sheet: string): string | undefined;
   /** A table by name, for structured references. */
   table?(name: string): TableArea | undefined;
+  /** The last row and column holding a cell inside a rectangle (null: none); see EvalHost.dataExtent. */
+  dataExtent?(sheet: string, r1: number, c1: number, r2: number, c2: number): { maxRow: number; maxCol: number } | null;
 }
 
 /** Recalculation took longer than its budget (a huge or pathological workbook). */
@@ -101,9 +104,9 @@ function toEngine(v: Scalar): EngineVal {
 
 export interface EngineOptions {
   maxErrors?: number;
-  /** Stop with RecalcBudgetError after this many milliseconds of evaluation (default 60 s). */
+  /** Stop with RecalcBudgetError after this many milliseconds of evaluation (default 30 s). */
   budgetMs?: number;
-  /** Stop with RecalcBudgetError after evaluating this many formula cells (default 5 000 000). */
+  /** Stop with RecalcBudgetError after evaluating this many formula cells (default 500 000). */
   maxCells?: number;
 }
 
@@ -130,15 +133,29 @@ export class FormulaEngine {
   ) {
     const o = typeof options === "number" ? { maxErrors: options } : options;
     this.maxErrors = o.maxErrors ?? 20;
-    this.deadline = Date.now() + (o.budgetMs ?? 60_000);
-    this.maxCells = o.maxCells ?? 5_000_000;
+    this.deadline = Date.now() + (o.budgetMs ?? 30_000);
+    this.maxCells = o.maxCells ?? 500_000;
     this.host = {
       cell: (s, r, c) => this.valueFor(s, r, c),
       resolveSheet: (n) => this.src.resolveSheet(n),
       bounds: (s) => this.src.bounds(s),
       definedName: this.src.definedName ? (n, s) => this.src.definedName!(n, s) : undefined,
       table: this.src.table ? (n) => this.src.table!(n) : undefined,
+      dataExtent: this.src.dataExtent ? (s, r1, c1, r2, c2) => this.extent(s, r1, c1, r2, c2) : undefined,
     };
+  }
+
+  private readonly extents = new Map<string, { maxRow: number; maxCol: number } | null>();
+
+  /** The source's data extent of a rectangle, cached (only huge references ask, and fill-downs repeat them). */
+  private extent(s: string, r1: number, c1: number, r2: number, c2: number): { maxRow: number; maxCol: number } | null {
+    const k = `${s}\u0000${r1}:${c1}:${r2}:${c2}`;
+    let e = this.extents.get(k);
+    if (e === undefined) {
+      e = this.src.dataExtent!(s, r1, c1, r2, c2);
+      this.extents.set(k, e);
+    }
+    return e;
   }
 
   private note(msg: string): void {
@@ -302,6 +319,9 @@ export class FormulaEngine {
       if (e instanceof UnsupportedFormula || e instanceof FormulaSyntaxError) {
         this.flagUnsupported(n.key, `${label}: =${f.text}: ${e instanceof UnsupportedFormula ? e.what : e.message}`);
         return { error: "#NAME?" };
+      }
+      if (e instanceof RangeCapError) {
+        throw new RecalcBudgetError(`recalculation exceeded its budget at ${label}: ${e.message}`);
       }
       if (e instanceof RangeError) {
         this.flagUnsupported(n.key, `${label}: =${f.text}: ${e.message}`);

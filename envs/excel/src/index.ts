@@ -55,7 +55,14 @@ export interface ExcelEnvOptions {
   soffice?: string;
   libreofficeTimeoutMs?: number;
   libreofficeConcurrency?: number;
+  /** Default wall-clock budget of an episode (ms) when the driver sets none; default 20 minutes. */
+  episodeDeadlineMs?: number;
+  /** Most tool calls run from one reply (the rest get a tool error); default 32. */
+  maxToolCallsPerReply?: number;
 }
+
+/** An excel episode's default deadline: 10 turns of 32 calls cannot hold a core for hours. */
+export const DEFAULT_EPISODE_DEADLINE_MS = 20 * 60_000;
 
 export const SYSTEM_PROMPT = `You are a spreadsheet expert working on an Excel workbook through tools.
 Inspect the workbook (list_sheets, read_range), then change it to fulfil the instruction: write values or formulas
@@ -142,6 +149,8 @@ export function resolveOptions(options: EnvOptions = {}): Required<Pick<ExcelEnv
     soffice: options.soffice as string | undefined,
     libreofficeTimeoutMs: num(options.libreofficeTimeoutMs, "libreofficeTimeoutMs"),
     libreofficeConcurrency: num(options.libreofficeConcurrency, "libreofficeConcurrency"),
+    episodeDeadlineMs: num(options.episodeDeadlineMs, "episodeDeadlineMs"),
+    maxToolCallsPerReply: num(options.maxToolCallsPerReply, "maxToolCallsPerReply"),
   };
 }
 
@@ -185,6 +194,10 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
     systemPrompt: systemPromptFor(families),
     tools: excelTools(cfg),
     toolTimeoutMs: 60_000,
+    episodeDefaults: {
+      deadlineMs: opts.episodeDeadlineMs ?? DEFAULT_EPISODE_DEADLINE_MS,
+      ...(opts.maxToolCallsPerReply ? { maxToolCallsPerReply: Math.floor(opts.maxToolCallsPerReply) } : {}),
+    },
     async initState(task, rolloutId) {
       const input = task.init?.inputs?.[0];
       if (!input) throw new UsageError(`excel: task ${task.id} has no input workbook (init.inputs)`);
@@ -201,7 +214,14 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
     async forkState(state) {
       // copy-on-write: the children share one read-only snapshot until one needs its own file
       const base = await snapshotFor(state);
-      return { task: state.task, base, dirty: false, stale: state.stale, calls: structuredClone(state.calls) };
+      return {
+        task: state.task,
+        base,
+        dirty: false,
+        stale: state.stale,
+        modelFile: state.modelFile,
+        calls: structuredClone(state.calls),
+      };
     },
     async releaseState(state) {
       state.wb = undefined;

@@ -79,6 +79,18 @@ export class LazyRecalc {
       formulaCellsIn: (s, r1, c1, r2, c2) => this.model(s).index.cellsIn(r1, c1, r2, c2),
       literal: (s, r, c) => this.engineValue(s, r, c),
       bounds: (s) => this.model(s),
+      dataExtent: (s, r1, c1, r2, c2) => {
+        let maxRow = 0;
+        let maxCol = 0;
+        for (const k of this.model(s).cells.keys()) {
+          const row = Math.floor(k / 32768);
+          const col = k % 32768;
+          if (row < r1 || row > r2 || col < c1 || col > c2) continue;
+          if (row > maxRow) maxRow = row;
+          if (col > maxCol) maxCol = col;
+        }
+        return maxRow ? { maxRow, maxCol } : null;
+      },
       label: (s, r, c) => `${s}!${columnLetters(c)}${r}`,
       arrayOf: (s, r, c) => this.model(s).arrays.get(cellKey(r, c)),
       definedName: (name, sheet) => this.names.get(`${sheet}\u0000${name}`) ?? this.names.get(`\u0000${name}`),

@@ -110,6 +110,22 @@ export function recalcWorkbook(wb: Workbook, options: EngineOptions = {}): Recal
       const ws = sheets.get(s)!;
       return { maxRow: ws.rowCount, maxCol: ws.columnCount };
     },
+    dataExtent: (s, r1, c1, r2, c2) => {
+      const rows = ((sheets.get(s) as any)?._rows ?? []) as Array<{ _cells?: Array<Cell | undefined> } | undefined>;
+      let maxRow = 0;
+      let maxCol = 0;
+      for (let i = r1 - 1; i < Math.min(r2, rows.length); i++) {
+        const cells = rows[i]?._cells;
+        if (!cells) continue;
+        for (let j = Math.min(c2, cells.length) - 1; j >= c1 - 1; j--) {
+          if (cells[j] === undefined) continue;
+          maxRow = i + 1;
+          if (j + 1 > maxCol) maxCol = j + 1;
+          break;
+        }
+      }
+      return maxRow ? { maxRow, maxCol } : null;
+    },
     label: (s, r, c) => `${s}!${addr(r, c)}`,
     arrayOf: (s, r, c) => arrays.get(s)?.get(r * 32768 + c),
     definedName: (n) => names.get(n),

@@ -7,18 +7,18 @@ import { existsSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
 import { DatasetError, EnvError, type ScoreCase, type ScoreContext, type ScoreResult, Workspace } from "@benchmax/core";
-import { type CellMismatch, compareWorkbooks } from "./compare.js";
-import { compareAsync } from "./compare-pool.js";
+import { type CellMismatch, type CompareResult, compareWorkbooks } from "./compare.js";
+import { compareAsync, WorkerTimeoutError } from "./compare-pool.js";
 import type { ExcelTask } from "./dataset.js";
 import { findSoffice, type LibreOfficeRecalc, OutputRecalcError } from "./libreoffice.js";
 import {
   type ExcelState,
+  modelFileProblem,
   type RecalcMode,
   ReplayError,
   replayCalls,
   type ToolConfig,
   workbookBytes,
-  workbookOf,
 } from "./tools.js";
 import { loadWorkbook, saveWorkbook, type Workbook, WorkbookError } from "./workbook.js";
 import { XlsxValues } from "./xlsx-values.js";
@@ -58,8 +58,8 @@ function unscorable(why: string): EnvError {
 const lazyOutputs = new WeakSet<Buffer>();
 
 /** The bytes the compare reads for a workbook: recalculated per the mode. */
-export async function finalBytes(wb: Workbook, scorer: Scorer): Promise<Buffer> {
-  const buf = await saveWorkbook(wb);
+export async function finalBytes(wb: Workbook | Buffer, scorer: Scorer): Promise<Buffer> {
+  const buf = Buffer.isBuffer(wb) ? wb : await saveWorkbook(wb);
   if (scorer.mode === "embedded") lazyOutputs.add(buf);
   if (scorer.mode === "libreoffice") return scorer.libreoffice!().recalc(buf);
   return buf;
@@ -86,7 +86,15 @@ async function judge(
   recalcOutput = false,
   input?: () => Promise<Buffer | undefined>,
 ): Promise<CaseOutcome> {
-  let r = await compareAsync(gold, output, answerPosition, { recalcOutput });
+  let r: CompareResult;
+  try {
+    r = await compareAsync(gold, output, answerPosition, { recalcOutput });
+  } catch (e) {
+    // a file whose parse or recalculation ran past the worker's time limit: the model's output (golds are the task's)
+    if (e instanceof WorkerTimeoutError)
+      return { case: n, pass: false, message: `scored 0: ${e.message}`, mismatches: [] };
+    throw e;
+  }
   if (r.goldError) throw new DatasetError(r.goldError, goldPath);
   if (r.unscorable) {
     // the model's own output past the recalculation budget: its failure (0), not the env's
@@ -142,6 +150,20 @@ async function inputUnscorable(
   return r.unscorableBy === "output";
 }
 
+/**
+ * Case 1's output: the rollout's workbook. A file the model's code wrote last is scored from its bytes (inspected on
+ * a worker, recalculated lazily there), never parsed on the env's thread; a refused file fails the case.
+ */
+async function rolloutOutput(state: ExcelState, scorer: Scorer): Promise<Buffer> {
+  if (state.wb) return finalBytes(state.wb, scorer);
+  const bytes = await workbookBytes(state);
+  if (state.modelFile) {
+    const why = await modelFileProblem(bytes);
+    if (why) throw new WorkbookError(`scored 0: the workbook file the model's code wrote cannot be opened: ${why}`);
+  }
+  return finalBytes(bytes, scorer);
+}
+
 /** Score a finished rollout on every test case of its task. */
 export async function scoreRollout(
   state: ExcelState,
@@ -159,8 +181,7 @@ export async function scoreRollout(
       let output: Buffer;
       try {
         if (i === 0) {
-          output =
-            state.calls.length === 0 ? await workbookBytes(state) : await finalBytes(await workbookOf(state), scorer);
+          output = state.calls.length === 0 ? await workbookBytes(state) : await rolloutOutput(state, scorer);
         } else {
           const input = await readFile(task.init.inputs[i]!).catch((e) => {
             throw new DatasetError(

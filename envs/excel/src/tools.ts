@@ -3,13 +3,15 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { type Tool, ToolError, tool, Workspace } from "@benchmax/core";
 import { z } from "zod";
+import { inspectAsync } from "./compare-pool.js";
 import type { ExcelTask } from "./dataset.js";
+import { RecalcBudgetError } from "./formula-engine.js";
 import { applyOp, listSheets, MUTATING, type OpName, readRange, schemas } from "./operations.js";
 import { recalcWorkbook } from "./recalc.js";
 import { type RunCodeOptions, runCode } from "./run-code.js";
 import { type RunPythonOptions, runPython } from "./run-python.js";
 import { flushInterpreters } from "./sandbox/interpreters.js";
-import { loadWorkbook, saveWorkbook, type Workbook } from "./workbook.js";
+import { loadWorkbook, saveWorkbook, type Workbook, WorkbookError } from "./workbook.js";
 
 export type RecalcMode = "embedded" | "libreoffice" | "none";
 
@@ -44,6 +46,8 @@ export interface ExcelState {
   dirty: boolean;
   /** Formulas may need recalculation before values are shown. */
   stale: boolean;
+  /** The file was last written by the model's code (run_code/run_python): inspect it before parsing it. */
+  modelFile?: boolean;
   calls: RecordedCall[];
   /** Filled by computeReward: per-case detail for rollout metadata. */
   detail?: Record<string, unknown>;
@@ -72,9 +76,47 @@ export async function workbookBytes(state: ExcelState): Promise<Buffer> {
   throw new Error("excel: rollout state has neither a workspace nor a snapshot");
 }
 
+/**
+ * The rollout's workbook in exceljs, loaded on first use. A file the model's code wrote is first inspected on a
+ * worker thread (a real xlsx, bounded bytes and cells, no DTD): what fails is a tool error the model reads.
+ */
 export async function workbookOf(state: ExcelState): Promise<Workbook> {
-  if (!state.wb) state.wb = await loadWorkbook(await workbookBytes(state), "the task workbook");
+  if (state.wb) return state.wb;
+  const bytes = await workbookBytes(state);
+  if (state.modelFile) {
+    const why = await modelFileProblem(bytes);
+    if (why) throw new ToolError(`the workbook file your code wrote cannot be opened: ${why}`);
+  }
+  try {
+    state.wb = await loadWorkbook(bytes, state.modelFile ? "the workbook file your code wrote" : "the task workbook");
+  } catch (e) {
+    if (e instanceof WorkbookError && state.modelFile) throw new ToolError(e.message);
+    throw e;
+  }
   return state.wb;
+}
+
+/** Why a model-written workbook file may not be parsed (on a worker thread), or undefined. */
+export async function modelFileProblem(bytes: Buffer): Promise<string | undefined> {
+  try {
+    return await inspectAsync(bytes);
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+/** The tools' recalculation bounds (it runs on the env's thread): past them the model gets a warning. */
+export const TOOL_RECALC_BUDGET = { budgetMs: 5_000, maxCells: 200_000 };
+
+/** Recalculate for a tool; a workbook past the budget gets a warning instead of values, never a crash. */
+export function toolRecalc(wb: Workbook): string[] {
+  try {
+    return recalcWorkbook(wb, TOOL_RECALC_BUDGET).errors;
+  } catch (e) {
+    if (e instanceof RecalcBudgetError)
+      return [`${e.message}; formula values are not shown (the scorer recalculates the answer cells)`];
+    throw e;
+  }
 }
 
 export function dropSnapshot(snap: Snapshot | undefined): Promise<void> | undefined {
@@ -129,11 +171,12 @@ function invalidateSnapshot(state: ExcelState): void {
   }
 }
 
-function refresh(state: ExcelState, wb: Workbook, cfg: ToolConfig): void {
+function refresh(state: ExcelState, wb: Workbook, cfg: ToolConfig): string[] {
   if (cfg.recalc === "embedded" && state.stale) {
-    recalcWorkbook(wb);
     state.stale = false;
+    return toolRecalc(wb);
   }
+  return [];
 }
 
 const descriptions: Record<OpName, string> = {
@@ -168,8 +211,9 @@ export function excelTools(cfg: ToolConfig): Tool<ExcelState, any>[] {
           const wb = await workbookOf(state);
           if (name === "list_sheets") return listSheets(wb);
           if (name === "read_range") {
-            refresh(state, wb, cfg);
-            return readRange(wb, args as never);
+            const budget = refresh(state, wb, cfg).filter((e) => e.includes("budget"));
+            const out = readRange(wb, args as never);
+            return budget.length ? `${out}\nwarning: ${budget.join("; ")}` : out;
           }
           const out = applyOp(wb, name, args);
           invalidateSnapshot(state);
@@ -178,9 +222,9 @@ export function excelTools(cfg: ToolConfig): Tool<ExcelState, any>[] {
           state.calls.push({ name, arguments: structuredClone(args) });
           let text = out.text;
           if (out.wroteFormula && cfg.recalc === "embedded") {
-            const r = recalcWorkbook(wb);
+            const errors = toolRecalc(wb);
             state.stale = false;
-            if (r.errors.length) text += `\nwarning: ${r.errors.join("; ")}`;
+            if (errors.length) text += `\nwarning: ${errors.join("; ")}`;
           }
           return text;
         },
@@ -216,6 +260,7 @@ function codeTool(
       state.wb = undefined; // reload the rewritten file on next use
       state.dirty = false;
       state.stale = true;
+      state.modelFile = true;
       state.calls.push({ name, arguments: { code: args.code } });
       return output.trim() ? output : empty;
     },
@@ -250,26 +295,38 @@ function runPythonTool(cfg: ToolConfig): Tool<ExcelState, any> {
   );
 }
 
-/** Apply recorded calls to another test case's workbook (the same tools, the same order). */
+/**
+ * Apply recorded calls to another test case's workbook (the same tools, the same order). After a code call the
+ * result stays the file the code wrote (inspected on a worker) until a structured call needs it in exceljs.
+ */
 export async function replayCalls(
   wb: Workbook,
   calls: RecordedCall[],
   cfg: ToolConfig,
   scratch: () => Promise<Workspace>,
-): Promise<Workbook> {
-  let current = wb;
+): Promise<Workbook | Buffer> {
+  let current: Workbook | Buffer = wb;
+  const asWorkbook = async (what: string): Promise<Workbook> => {
+    if (!Buffer.isBuffer(current)) return current;
+    return loadWorkbook(current, what);
+  };
   for (const [i, call] of calls.entries()) {
     try {
       if (call.name === "run_code" || call.name === "run_python") {
         const ws = await scratch();
         const file = ws.resolve(WORKBOOK_FILE);
-        await writeFile(file, await saveWorkbook(current));
+        await writeFile(file, Buffer.isBuffer(current) ? current : await saveWorkbook(current));
         if (call.name === "run_code") await runCode(file, ws.dir, String(call.arguments.code), cfg.runCode);
         else await runPython(file, ws.dir, String(call.arguments.code), cfg.runPython);
-        current = await loadWorkbook(await ws.readFile(WORKBOOK_FILE), `the workbook after ${call.name}`);
+        const bytes = await ws.readFile(WORKBOOK_FILE);
+        const why = await modelFileProblem(bytes);
+        if (why) throw new WorkbookError(`the workbook after ${call.name} cannot be opened: ${why}`);
+        current = bytes;
       } else if (MUTATING.has(call.name)) {
         const schema = schemas[call.name as OpName];
-        applyOp(current, call.name, schema.parse(call.arguments) as Record<string, unknown>);
+        const book = await asWorkbook(`the workbook after call #${i}`);
+        current = book;
+        applyOp(book, call.name, schema.parse(call.arguments) as Record<string, unknown>);
       }
     } catch (e) {
       const msg = e instanceof ToolError || (e instanceof Error && e.name === "ToolError") ? e.message : String(e);

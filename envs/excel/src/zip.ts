@@ -61,7 +61,9 @@ export class ZipReader {
     return [...this.entries.keys()];
   }
 
-  read(name: string): Buffer {
+  /** One entry's bytes; `limit` (at most the per-entry cap) bounds what it may inflate to. */
+  read(name: string, limit = MAX_ENTRY_BYTES): Buffer {
+    const max = Math.max(0, Math.min(limit, MAX_ENTRY_BYTES));
     const e = this.entries.get(name);
     if (!e) throw new ZipError(`missing part "${name}"`);
     const p = e.localOffset;
@@ -71,11 +73,11 @@ export class ZipReader {
     const start = p + 30 + this.buf.readUInt16LE(p + 26) + this.buf.readUInt16LE(p + 28);
     const data = this.buf.subarray(start, start + e.compressedSize);
     if (data.length !== e.compressedSize) throw new ZipError(`truncated entry "${name}"`);
-    if (e.size > MAX_ENTRY_BYTES) throw new ZipError(`entry "${name}" is too large (${e.size} bytes)`);
+    if (e.size > max) throw new ZipError(`entry "${name}" is too large (${e.size} bytes, at most ${max})`);
     if (e.method === 0) return data;
     if (e.method !== 8) throw new ZipError(`unsupported compression method ${e.method} for "${name}"`);
     try {
-      return inflateRawSync(data, { maxOutputLength: MAX_ENTRY_BYTES });
+      return inflateRawSync(data, { maxOutputLength: Math.max(1, max) });
     } catch (err) {
       throw new ZipError(`cannot inflate "${name}": ${(err as Error).message}`);
     }

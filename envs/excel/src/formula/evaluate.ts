@@ -9,7 +9,17 @@ import { isExcelFunction } from "./excel-functions.js";
 import type { FnDef } from "./function-types.js";
 import { FUNCTIONS } from "./functions.js";
 import { MAX_COL, MAX_ROW, type Node, parseFormula } from "./parse.js";
-import { ERR, errorOf, Matrix, Ref, type Scalar, UnsupportedFormula, type Value, XlError } from "./values.js";
+import {
+  ERR,
+  errorOf,
+  Matrix,
+  RangeCapError,
+  Ref,
+  type Scalar,
+  UnsupportedFormula,
+  type Value,
+  XlError,
+} from "./values.js";
 
 /** What the evaluator reads from the workbook. */
 export interface EvalHost {
@@ -24,7 +34,17 @@ export interface EvalHost {
   table?(name: string): TableArea | undefined;
   /** The sheet names in workbook order (for SHEET()/3-D references). */
   sheetNames?(): string[];
+  /**
+   * The last row and column holding a cell (value or formula) inside a rectangle, or null when it holds none. Huge
+   * references are shrunk to it before their cells are read.
+   */
+  dataExtent?(sheet: string, r1: number, c1: number, r2: number, c2: number): { maxRow: number; maxCol: number } | null;
 }
+
+/** A reference larger than this (in cells) is shrunk to the used area, then to the data it holds, before reading. */
+export const SHRINK_CELLS = 1_000_000;
+/** Most cells one reference may materialise once shrunk: past it, the recalculation stops (RangeCapError). */
+export const MAX_RANGE_CELLS = 4_000_000;
 
 export interface TableArea {
   sheet: string;
@@ -67,17 +87,48 @@ export class Evaluator {
 
   // --- conversions --------------------------------------------------------------------------------------------
 
-  /** A reference clipped to its sheet's used area (whole columns/rows do not read a million blanks). */
+  /**
+   * A reference clipped to its sheet's used area (whole columns/rows do not read a million blanks). A huge
+   * reference (past SHRINK_CELLS) is also clipped to the used area wherever it ends, then to the data inside it:
+   * the cells left out are blank, so aggregates are unchanged, and nothing builds 1e10 cells
+   * (`=SUMPRODUCT(A2:XFC1048575)`).
+   */
   clip(ref: Ref): Ref {
-    if (ref.r2 < MAX_ROW && ref.c2 < MAX_COL) return ref;
-    const b = this.host.bounds(ref.sheet);
-    const r2 = ref.r2 >= MAX_ROW ? Math.max(ref.r1, Math.min(ref.r2, b.maxRow)) : ref.r2;
-    const c2 = ref.c2 >= MAX_COL ? Math.max(ref.c1, Math.min(ref.c2, b.maxCol)) : ref.c2;
-    return new Ref(ref.sheet, ref.r1, ref.c1, r2, c2);
+    let r = ref;
+    if (ref.r2 >= MAX_ROW || ref.c2 >= MAX_COL) {
+      const b = this.host.bounds(ref.sheet);
+      const r2 = ref.r2 >= MAX_ROW ? Math.max(ref.r1, Math.min(ref.r2, b.maxRow)) : ref.r2;
+      const c2 = ref.c2 >= MAX_COL ? Math.max(ref.c1, Math.min(ref.c2, b.maxCol)) : ref.c2;
+      r = new Ref(ref.sheet, ref.r1, ref.c1, r2, c2);
+    }
+    if (r.rows * r.cols <= SHRINK_CELLS) return r;
+    const b = this.host.bounds(r.sheet);
+    r = new Ref(
+      r.sheet,
+      r.r1,
+      r.c1,
+      Math.max(r.r1, Math.min(r.r2, b.maxRow)),
+      Math.max(r.c1, Math.min(r.c2, b.maxCol)),
+    );
+    if (r.rows * r.cols <= SHRINK_CELLS || !this.host.dataExtent) return r;
+    const e = this.host.dataExtent(r.sheet, r.r1, r.c1, r.r2, r.c2);
+    if (!e) return new Ref(r.sheet, r.r1, r.c1, r.r1, r.c1);
+    return new Ref(
+      r.sheet,
+      r.r1,
+      r.c1,
+      Math.max(r.r1, Math.min(r.r2, e.maxRow)),
+      Math.max(r.c1, Math.min(r.c2, e.maxCol)),
+    );
   }
 
   refMatrix(ref: Ref): Matrix {
     const r = this.clip(ref);
+    if (r.rows * r.cols > MAX_RANGE_CELLS) {
+      throw new RangeCapError(
+        `the range ${r.rows}x${r.cols} holds ${r.rows * r.cols} cells of data; at most ${MAX_RANGE_CELLS} are read per reference`,
+      );
+    }
     const data: Scalar[][] = [];
     for (let i = r.r1; i <= r.r2; i++) {
       const line: Scalar[] = [];

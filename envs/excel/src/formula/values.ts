@@ -91,3 +91,8 @@ export class UnsupportedFormula extends Error {
 export class FormulaSyntaxError extends Error {
   override name = "FormulaSyntaxError";
 }
+
+/** A reference too large to read even after shrinking it to its data: the recalculation stops (its budget). */
+export class RangeCapError extends Error {
+  override name = "RangeCapError";
+}
