@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatasetError } from "@benchmax/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { detectRowKind, loadMathTasks, parseMathRow } from "./dataset.js";
+import { detectRowKind, loadMathTasks, parseMathRow, stableHash } from "./dataset.js";
 
 function datasetError(fn: () => unknown): DatasetError {
   try {
@@ -20,7 +20,7 @@ describe("parseMathRow", () => {
     const t = parseMathRow({ task: "12 + 8 × 3", answer: "36" });
     expect(t.prompt).toBe("12 + 8 × 3");
     expect(t.groundTruth).toEqual({ kind: "arithmetic", value: 36, text: "36" });
-    expect(t.id).toMatch(/^arith-[0-9a-f]{8}$/);
+    expect(t.id).toMatch(/^arith-[0-9a-f]{16}$/);
     expect(parseMathRow({ task: "12 + 8 × 3", answer: "36" }).id).toBe(t.id); // stable
     expect(parseMathRow({ task: "7 ÷ 2", answer: 3.5 }).groundTruth).toMatchObject({ value: 3.5 });
     expect(parseMathRow({ id: 7, task: "1+1", answer: "2" }).id).toBe("7");
@@ -36,7 +36,7 @@ describe("parseMathRow", () => {
     expect(t.groundTruth).toEqual({ kind: "math", answer: "\\frac{3}{4}" });
     expect(t.prompt).toBe("Simplify $\\frac{18}{24}$.");
     expect(t.meta).toEqual({ dataset: "math", level: "Level 1", type: "Prealgebra" });
-    expect(t.id).toMatch(/^math-[0-9a-f]{8}$/);
+    expect(t.id).toMatch(/^math-[0-9a-f]{16}$/);
   });
 
   it("reads MATH-500 style rows", () => {
@@ -196,7 +196,7 @@ describe("PRM800K rows", () => {
     const tasks = await loadMathTasks(file);
     expect(tasks).toHaveLength(2);
     expect(tasks[0]!.groundTruth).toEqual({ kind: "math", answer: "28,\\!800" });
-    expect(tasks[0]!.id).toMatch(/^prm800k-[0-9a-f]{8}$/);
+    expect(tasks[0]!.id).toMatch(/^prm800k-[0-9a-f]{16}$/);
     expect(tasks[0]!.meta).toEqual({ dataset: "prm800k" });
     expect(tasks[1]!.groundTruth).toEqual({ kind: "math", answer: "\\frac{7}{8}" });
   });
@@ -232,5 +232,15 @@ describe("typed env options", () => {
     expect(() => mod.createEnv({ subst: "math" } as never)).toThrow(/unknown option subst; did you mean subset\?/);
     const env = mod.createEnv({ subset: "arithmetic" });
     expect((await env.loadTasks!()).every((t) => t.groundTruth.kind === "arithmetic")).toBe(true);
+  });
+});
+
+describe("derived ids (issue 27)", () => {
+  it("100,000 distinct arithmetic rows without ids get 100,000 distinct ids (64-bit content hashes)", () => {
+    const ids = new Set<string>();
+    for (let i = 0; i < 100_000; i++) ids.add(`arith-${stableHash(`add\u0000${i} + ${i * 7 + 3} = ?`)}`);
+    expect(ids.size).toBe(100_000);
+    expect(stableHash("x")).toBe(stableHash("x"));
+    expect(stableHash("x")).toMatch(/^[0-9a-f]{16}$/);
   });
 });

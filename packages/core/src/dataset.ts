@@ -1,4 +1,6 @@
-import { readFile } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { open, readFile, stat } from "node:fs/promises";
+import { createInterface } from "node:readline";
 import { z } from "zod/v4";
 import { DatasetError } from "./errors.js";
 import type { Message, Task } from "./types.js";
@@ -13,6 +15,7 @@ export interface RawRow {
 
 /** Read rows from a .jsonl file (one JSON value a line) or a .json file (an array, or {data: [...]}). */
 export async function readRows(path: string): Promise<RawRow[]> {
+  await assertRegularFile(path);
   let text: string;
   try {
     text = await readFile(path, "utf8");
@@ -155,15 +158,7 @@ export async function validateRows(
   parse: (row: unknown, where: string) => unknown,
   maxErrors = 20,
 ): Promise<ValidationReport> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (e) {
-    throw new DatasetError(
-      `cannot read dataset file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
-      path,
-    );
-  }
+  await assertRegularFile(path);
   const report: ValidationReport = { file: path, total: 0, valid: 0, invalid: 0, errors: [] };
   const fail = (where: string, line: number, message: string, field?: string) => {
     report.invalid++;
@@ -171,41 +166,105 @@ export async function validateRows(
       report.errors.push({ where, line, ...(field ? { field } : {}), message });
     }
   };
-  const body = text.replace(/^\uFEFF/, "");
-  const rows: RawRow[] = [];
-  if (path.endsWith(".json") || body.trimStart().startsWith("[")) {
-    try {
-      rows.push(...parseRowsText(body, path));
-    } catch (e) {
-      report.total = 1;
-      fail(path, 0, e instanceof Error ? e.message : String(e));
-      return report;
-    }
-  } else {
-    // JSONL: every malformed line is reported, and the rest still checked
-    rows.push(
-      ...parseJsonl(body, path, (where, line, message) => {
-        report.total++;
-        fail(where, line, message);
-      }),
-    );
-  }
-  const ids = new Map<string, string>();
-  for (const r of rows) {
+  // first line of each task id, to name both rows of a duplicate
+  const ids = new Map<string, number>();
+  const check = (r: RawRow) => {
     report.total++;
     try {
       const task = parse(r.row, r.where) as Partial<Task> | undefined;
       const id = task && typeof task === "object" && typeof task.id === "string" ? task.id : undefined;
-      if (id !== undefined && ids.has(id)) {
-        throw new DatasetError(`duplicate task id "${id}" (first at ${ids.get(id)})`, r.where, "id");
+      if (id !== undefined) {
+        const first = ids.get(id);
+        if (first !== undefined) {
+          throw new DatasetError(`duplicate task id "${id}" (first at ${whereOf(path, first, isJson)})`, r.where, "id");
+        }
+        ids.set(id, r.line);
       }
-      if (id !== undefined) ids.set(id, r.where);
       report.valid++;
     } catch (e) {
       const field = (e as Partial<DatasetError>).field;
       fail(r.where, r.line, e instanceof Error ? e.message : String(e), typeof field === "string" ? field : undefined);
     }
+  };
+  const isJson = path.endsWith(".json") || (await firstChar(path)) === "[";
+  if (isJson) {
+    // a JSON document is parsed whole (its rows are one value); rows are checked one by one, never spread
+    let rows: RawRow[];
+    try {
+      rows = parseRowsText(await readFile(path, "utf8"), path);
+    } catch (e) {
+      report.total = 1;
+      fail(path, 0, e instanceof Error ? e.message : String(e));
+      return report;
+    }
+    for (const r of rows) check(r);
+  } else {
+    // JSONL, streamed a line at a time (memory: one line, plus the set of ids); every malformed line is reported
+    const lines = createInterface({ input: createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity });
+    let n = 0;
+    for await (const raw of lines) {
+      n++;
+      const line = (n === 1 ? raw.replace(/^\uFEFF/, "") : raw).trim();
+      if (!line) continue;
+      const where = `${path}:${n}`;
+      let row: unknown;
+      try {
+        row = JSON.parse(line);
+      } catch (e) {
+        report.total++;
+        fail(where, n, `malformed JSON line: ${(e as Error).message}`);
+        continue;
+      }
+      check({ row, where, line: n });
+    }
   }
   report.errors.sort((a, b) => a.line - b.line);
   return report;
+}
+
+function whereOf(path: string, line: number, json: boolean): string {
+  return json ? `${path}[${line}]` : `${path}:${line}`;
+}
+
+/**
+ * A dataset must be a regular file: a FIFO with no writer would block the read forever, a device never ends, and a
+ * folder is no file. Unreadable and missing files are DatasetErrors too.
+ */
+export async function assertRegularFile(path: string): Promise<void> {
+  let st: Awaited<ReturnType<typeof stat>>;
+  try {
+    st = await stat(path);
+  } catch (e) {
+    throw new DatasetError(
+      `cannot read dataset file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      path,
+    );
+  }
+  if (!st.isFile()) {
+    const kind = st.isFIFO()
+      ? "a named pipe (FIFO)"
+      : st.isDirectory()
+        ? "a folder"
+        : st.isSocket()
+          ? "a socket"
+          : "a device or special file";
+    throw new DatasetError(`cannot read dataset file: it is ${kind}, not a regular file`, path);
+  }
+}
+
+/** The first non-blank character of a file (after a BOM), read from its first 64 KiB. */
+async function firstChar(path: string): Promise<string> {
+  const fh = await open(path, "r");
+  try {
+    const buf = Buffer.alloc(65536);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    return buf
+      .subarray(0, bytesRead)
+      .toString("utf8")
+      .replace(/^\uFEFF/, "")
+      .trimStart()
+      .charAt(0);
+  } finally {
+    await fh.close();
+  }
 }
