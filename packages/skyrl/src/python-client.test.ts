@@ -41,7 +41,7 @@ describe.skipIf(!canVenv)("benchmax-client wheel, installed offline into a venv"
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("builds with the standard library, installs with pip --no-index, and passes the client and TRL tests", async () => {
+  it("builds with the standard library, installs with pip --no-index, and passes the client, TRL and verifiers tests", async () => {
     const build = await run("python3", [join(shimDir(), "build_wheel.py"), "--out", join(dir, "wheels")]);
     expect(build.code, build.out).toBe(0);
     const wheels = readdirSync(join(dir, "wheels")).sort();
@@ -56,7 +56,7 @@ describe.skipIf(!canVenv)("benchmax-client wheel, installed offline into a venv"
     expect(shown.out).toContain("Requires: benchmax-client");
     // the tests folder only on the path: benchmax_client and benchmax_skyrl come from the venv
     const tests = join(shimDir(), "tests");
-    const r = await run(py, ["-m", "unittest", "-v", "test_client", "test_trl"], {
+    const r = await run(py, ["-m", "unittest", "-v", "test_client", "test_trl", "test_verifiers"], {
       cwd: dir,
       env: {
         PYTHONPATH: tests,
