@@ -1,5 +1,6 @@
 import { DatasetError, InfraError, UsageError } from "@benchmax/core";
 import { Command, CommanderError } from "commander";
+import * as audit from "./commands/audit.js";
 import * as compare from "./commands/compare.js";
 import * as evalCmd from "./commands/eval.js";
 import * as exportCmd from "./commands/export.js";
@@ -29,7 +30,7 @@ export function buildProgram(): Command {
     .version(cliVersion(), "-v, --version")
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
-  for (const m of [list, info, evalCmd, score, compare, validate, serve, exportCmd, report, generate, newCmd]) {
+  for (const m of [list, info, evalCmd, score, compare, validate, serve, exportCmd, report, generate, newCmd, audit]) {
     m.register(program);
   }
   for (const c of program.commands) c.exitOverride();
