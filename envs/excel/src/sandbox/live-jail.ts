@@ -48,6 +48,9 @@ export class LiveJail {
       this.stderrTail = (this.stderrTail + d.toString("utf8")).slice(-STDERR_TAIL);
     });
     child.stdin.on("error", () => {});
+    // an idle jail never keeps the env process alive (a pending request has its own timer)
+    child.unref();
+    for (const s of [child.stdin, child.stdout, child.stderr]) (s as unknown as { unref?: () => void }).unref?.();
     child.on("error", (e) => this.fail(new JailGone("died", `the interpreter could not start: ${e.message}`)));
     child.on("exit", (code, signal) => {
       const tail = this.stderrTail.trim().split("\n").slice(-6).join("\n");
