@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -107,5 +108,25 @@ describe("dataset rows", () => {
     for (const f of await readdir(out)) {
       expect(await readFile(join(out, f), "utf8"), f).toBe(await readFile(join(fixturesDir, f), "utf8"));
     }
+  });
+});
+
+describe("HotpotQA in the Hugging Face layout without `id` (issue 27)", () => {
+  it("accepts the rows and derives a stable id from their content", async () => {
+    const text = readFileSync(join(fixturesDir, "hotpotqa-hf.jsonl"), "utf8");
+    const rows = text
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const stripped = rows.map(({ id: _id, ...rest }) => rest);
+    const a = stripped.map((r, i) => parseWikiTask(r, `rows.jsonl:${i + 1}`));
+    const b = stripped.map((r, i) => parseWikiTask(structuredClone(r), `elsewhere.jsonl:${i + 7}`));
+    expect(a.map((t) => t.id)).toEqual(b.map((t) => t.id));
+    for (const t of a) expect(t.id).toMatch(/^hotpot-[0-9a-f]{16}$/);
+    expect(new Set(a.map((t) => t.id)).size).toBe(a.length);
+    expect(a[0]!.groundTruth).toEqual([rows[0]!.answer]);
+    expect(a[0]!.meta).toMatchObject({ shape: "hotpotqa", layout: "hf" });
+    // rows that have an id keep it
+    expect(parseWikiTask(rows[0], "x").id).toBe(rows[0]!.id);
   });
 });

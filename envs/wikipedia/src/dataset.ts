@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import {
@@ -57,7 +58,8 @@ const hfSupportingFactsSchema = z
 /** HotpotQA as the Hugging Face `hotpot_qa` dataset distributes it (distractor / fullwiki configs). */
 export const hotpotHfRowSchema = z
   .object({
-    id: z.string().min(1),
+    /** Many derived copies drop it: then the task id is derived from the row's content (`hotpot-<16 hex>`). */
+    id: z.string().min(1).optional(),
     question: z.string().min(1),
     answer: z.string(),
     type: z.string().optional(),
@@ -134,10 +136,15 @@ export function detectShape(row: unknown): DatasetShape | undefined {
   return undefined;
 }
 
-/** The Hugging Face layout: `id` (not `_id`) and column-wise `context` / `supporting_facts` objects. */
+/** The Hugging Face layout: `id` (not `_id`; some copies have none) and column-wise `context` / `supporting_facts`. */
 function isHfHotpot(r: Record<string, unknown>): boolean {
   const columnWise = (v: unknown) => !!v && typeof v === "object" && !Array.isArray(v) && "title" in v;
-  return "id" in r && "question" in r && "answer" in r && (columnWise(r.context) || columnWise(r.supporting_facts));
+  return "question" in r && "answer" in r && (columnWise(r.context) || columnWise(r.supporting_facts));
+}
+
+/** A stable id from a row's content: 64 bits of sha256, so 100,000s of rows do not collide. */
+function contentId(prefix: string, parts: unknown[]): string {
+  return `${prefix}-${createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 16)}`;
 }
 
 function hash(s: string): string {
@@ -181,7 +188,7 @@ export function parseWikiTask(row: unknown, where?: string): WikiTask {
         const supportingTitles = r.supporting_facts ? unique(r.supporting_facts.title) : undefined;
         const context = r.context?.title.map((title, i) => ({ title, sentences: r.context!.sentences[i]! }));
         return {
-          id: r.id,
+          id: r.id ?? contentId("hotpot", [r.question, r.answer, r.context?.title ?? null]),
           prompt: r.question,
           groundTruth: [r.answer],
           meta: {
