@@ -1,8 +1,15 @@
-import { defineEnv, defineEnvModule, defineOptions, type Env, type EnvOptions } from "@benchmax/core";
+import {
+  defineEnv,
+  defineEnvModule,
+  defineOptions,
+  type Env,
+  type EnvOptions,
+  lastAssistantText,
+} from "@benchmax/core";
 import { z } from "zod";
 import { loadMathTasks, type MathTask, parseMathRow, parseSubset, type Subset } from "./dataset.js";
 import { mathReferencePolicy } from "./reference-policy.js";
-import { REWARD_WEIGHTS, scoreCompletion } from "./reward.js";
+import { explainCompletion, REWARD_WEIGHTS, scoreCompletion } from "./reward.js";
 import { calculatorTool } from "./tools.js";
 
 export { CALCULATOR_FUNCTIONS, CALCULATOR_LIMITS, calculate, evaluate, formatNumber } from "./calculator.js";
@@ -69,6 +76,7 @@ export function createMathEnv(options: MathEnvOptions = {}): Env<MathTask> {
     forkState: () => NO_STATE,
     reward: ({ completion, task }) => scoreCompletion(completion, task.groundTruth),
     rewardWeights: REWARD_WEIGHTS,
+    explainReward: (_id, messages, task) => explainCompletion(lastAssistantText(messages), task.groundTruth),
     loadTasks: (source, opts) => loadMathTasks(source, { subset, ...opts }),
     parseTask: (row, where) => parseMathRow(row, where),
     referencePolicy: mathReferencePolicy,

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { MathGold } from "./dataset.js";
 import { latexToNumber, numericallyEqual } from "./latex-number.js";
 import { numbersMatch, parseNumericAnswer } from "./numbers.js";
-import { hasAnswerFormat, modelAnswer, prm800kAnswer, scoreCompletion } from "./reward.js";
+import { explainCompletion, hasAnswerFormat, modelAnswer, prm800kAnswer, scoreCompletion } from "./reward.js";
 
 const arith = (value: number, text = String(value)): MathGold => ({ kind: "arithmetic", value, text });
 const math = (answer: string): MathGold => ({ kind: "math", answer });
@@ -224,5 +224,16 @@ describe("arithmetic separators: proper thousands grouping only", () => {
     expect(parseNumericAnswer("12,34")).toBeUndefined();
     expect(parseNumericAnswer("1,2345")).toBeUndefined();
     expect(parseNumericAnswer("0,034")).toBeUndefined();
+  });
+});
+
+describe("explainCompletion", () => {
+  it("shows the boxed answer the reward read beside the gold", () => {
+    const gold: MathGold = { kind: "math", answer: "\\frac{1}{2}" };
+    expect(explainCompletion("so \\boxed{-12345}", gold)).toEqual({ extracted: "-12345", gold: "\\frac{1}{2}" });
+    const none = explainCompletion("I think it is 3", { kind: "arithmetic", value: 3, text: "3" });
+    expect(none.extracted).toBe("(no answer found)");
+    expect(none.gold).toBe("3");
+    expect(none.diff?.[0]).toMatch(/no \\boxed/);
   });
 });

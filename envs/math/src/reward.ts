@@ -1,4 +1,4 @@
-import { extractAnswer, lastBoxed } from "@benchmax/core";
+import { extractAnswer, lastBoxed, type RewardExplanation } from "@benchmax/core";
 import type { MathGold } from "./dataset.js";
 import { isEquiv, lastBoxedOnlyString, officialBoxedAnswer } from "./hendrycks.js";
 import { closeEnough, latexToNumber, numericallyEqual } from "./latex-number.js";
@@ -72,4 +72,13 @@ export function scoreCompletion(completion: string, gold: MathGold): MathRewards
   const correct = isEquiv(answer, gold.answer) ? 1 : 0;
   const symbolic = correct || numericallyEqual(answer, gold.answer) ? 1 : 0;
   return { correct, symbolic, format };
+}
+
+/** What a report shows beside a math rollout: the answer the reward read, and the gold it compared with. */
+export function explainCompletion(completion: string, gold: MathGold): RewardExplanation {
+  const answer = modelAnswer(completion, gold.kind);
+  const goldText = gold.kind === "arithmetic" ? gold.text : gold.answer;
+  const out: RewardExplanation = { extracted: answer ?? "(no answer found)", gold: goldText };
+  if (answer === null) out.diff = ["no \\boxed{…}, <answer> tag or '# Answer' line in the final reply"];
+  return out;
 }

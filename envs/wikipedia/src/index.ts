@@ -6,6 +6,7 @@ import {
   type Env,
   type EnvOptions,
   InfraError,
+  lastAssistantText,
   UsageError,
 } from "@benchmax/core";
 import { z } from "zod";
@@ -16,7 +17,7 @@ import { LiveBackend, type LiveBackendOptions } from "./live-backend.js";
 import { OfflineBackend } from "./offline-backend.js";
 import { fixturesDir } from "./paths.js";
 import { wikiReferencePolicy } from "./reference-policy.js";
-import { DEFAULT_REWARD_WEIGHTS, scoreAnswer } from "./reward.js";
+import { DEFAULT_REWARD_WEIGHTS, explainAnswer, scoreAnswer } from "./reward.js";
 import { newWikiState, type WikiState, wikiTools } from "./tools.js";
 
 export * from "./backend.js";
@@ -159,6 +160,7 @@ export async function createWikipediaEnv(options: EnvOptions = {}): Promise<Env<
       return scoreAnswer(completion, task.groundTruth);
     },
     rewardWeights: opts.rewardWeights ?? DEFAULT_REWARD_WEIGHTS,
+    explainReward: (_id, messages, task) => explainAnswer(lastAssistantText(messages), task.groundTruth),
     parseTask: parseWikiTask,
     loadTasks: (source, o) => loadWikiTasks(source ?? opts.dataset, o),
     referencePolicy: wikiReferencePolicy,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { scoreAnswer } from "./reward.js";
+import { explainAnswer, scoreAnswer } from "./reward.js";
 
 describe("scoreAnswer", () => {
   it("scores the last <answer> tag against every alias", () => {
@@ -21,5 +21,19 @@ describe("scoreAnswer", () => {
   it("applies the yes/no rule", () => {
     expect(scoreAnswer("<answer>yes</answer>", ["no"])).toEqual({ exact_match: 0, f1: 0, format: 1 });
     expect(scoreAnswer("<answer>Yes.</answer>", ["yes"])).toEqual({ exact_match: 1, f1: 1, format: 1 });
+  });
+});
+
+describe("explainAnswer", () => {
+  it("shows the tagged answer and every gold alias, normalised as the metric reads them", () => {
+    const x = explainAnswer("<answer>The Beatles!</answer>", ["the beatles", "Beatles"]);
+    expect(x.extracted).toBe("The Beatles!");
+    expect(x.gold).toBe("the beatles | Beatles");
+    expect(x.diff).toEqual([
+      'normalised answer: "beatles"',
+      'normalised gold: "beatles" (match)',
+      'normalised gold: "beatles" (match)',
+    ]);
+    expect(explainAnswer("no tag", ["x"]).extracted).toBe("(no <answer> tag)");
   });
 });

@@ -1,5 +1,5 @@
-import { extractAnswer } from "@benchmax/core";
-import { bestScores } from "./hotpot-eval.js";
+import { extractAnswer, type RewardExplanation } from "@benchmax/core";
+import { bestScores, normalizeAnswer } from "./hotpot-eval.js";
 
 /** The reward components of one answer. */
 export interface WikiRewards {
@@ -24,4 +24,25 @@ export function scoreAnswer(completion: string, golds: readonly string[]): WikiR
   if (answer === undefined) return { exact_match: 0, f1: 0, format: 0 };
   const { exactMatch, f1 } = bestScores(answer, golds);
   return { exact_match: exactMatch, f1, format: 1 };
+}
+
+/** What a report shows beside a QA rollout: the tagged answer and the gold aliases, both as the metric normalises them. */
+export function explainAnswer(completion: string, golds: readonly string[]): RewardExplanation {
+  const answer = extractAnswer(completion);
+  if (answer === undefined) {
+    return {
+      extracted: "(no <answer> tag)",
+      gold: golds.join(" | "),
+      diff: ["no <answer>…</answer> in the final reply"],
+    };
+  }
+  const norm = normalizeAnswer(answer);
+  return {
+    extracted: answer,
+    gold: golds.join(" | "),
+    diff: [
+      `normalised answer: "${norm}"`,
+      ...golds.map((g) => `normalised gold: "${normalizeAnswer(g)}"${normalizeAnswer(g) === norm ? " (match)" : ""}`),
+    ],
+  };
 }

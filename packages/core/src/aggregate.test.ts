@@ -67,3 +67,67 @@ describe("RunAggregate", () => {
     expect(() => a.summary({ env: "e", policy: "p", passThreshold: 0.5 })).toThrow(/threshold/);
   });
 });
+
+describe("RunAggregate: RL numbers", () => {
+  const group = (taskId: string, rewards: number[], meta?: Record<string, string | number>) =>
+    rewards.map((reward, i) =>
+      result(taskId, {
+        rolloutId: `${taskId}#${i}`,
+        sample: i,
+        reward,
+        rewards: { correct: reward },
+        ...(meta ? { taskMeta: meta } : {}),
+        usage: { prompt_tokens: 100, completion_tokens: 10 * (i + 1), total_tokens: 100 + 10 * (i + 1) },
+        messages: [
+          { role: "user", content: "q" },
+          { role: "assistant", content: "x".repeat(5 * (i + 1)) },
+        ],
+      }),
+    );
+
+  it("gives pass@k, max@k, group std, the zero-variance share, tokens and response length", () => {
+    const agg = new RunAggregate(1);
+    for (const r of [
+      ...group("a", [1, 0, 0, 0], { level: "Level 1", type: "Algebra" }),
+      ...group("b", [0, 0, 0, 0], { level: "Level 5", type: "Algebra" }),
+      ...group("c", [1, 1, 1, 1], { level: "Level 5", type: "Geometry" }),
+    ])
+      agg.add(r);
+    const s = agg.summary({ env: "e", policy: "p" });
+    expect(Object.keys(s.rl!.passAtK)).toEqual(["1", "2", "4"]);
+    // a: pass@1 .25, pass@2 .5, pass@4 1; b: 0; c: 1
+    expect(s.rl!.passAtK["1"]).toBeCloseTo((0.25 + 0 + 1) / 3, 12);
+    expect(s.rl!.passAtK["2"]).toBeCloseTo((0.5 + 0 + 1) / 3, 12);
+    expect(s.rl!.passAtK["4"]).toBeCloseTo((1 + 0 + 1) / 3, 12);
+    expect(s.rl!.maxAtK["4"]).toBeCloseTo(2 / 3, 12);
+    expect(s.rl!.groups).toBe(3);
+    expect(s.rl!.zeroVarianceShare).toBeCloseTo(2 / 3, 12);
+    expect(s.rl!.groupRewardStd).toBeCloseTo(Math.sqrt(3 / 16) / 3, 12);
+    expect(s.tokens!.completion!.mean).toBeCloseTo(25, 12);
+    expect(s.tokens!.completion!.max).toBe(40);
+    expect(s.responseChars!.p50).toBe(15);
+    expect(s.breakdown!.level).toEqual({
+      "Level 1": { n: 4, scored: 4, meanReward: 0.25, passRate: 0.25 },
+      "Level 5": { n: 8, scored: 8, meanReward: 0.5, passRate: 0.5 },
+    });
+    expect(Object.keys(s.breakdown!.type!)).toEqual(["Algebra", "Geometry"]);
+  });
+
+  it("has no rl block with one sample per task, and drops id-like metadata fields", () => {
+    const agg = new RunAggregate(1);
+    for (let i = 0; i < 60; i++) agg.add(result(`t${i}`, { reward: 1, taskMeta: { uid: `u${i}`, split: "test" } }));
+    const s = agg.summary({ env: "e", policy: "p" });
+    expect(s.rl).toBeUndefined();
+    expect(s.tokens).toBeUndefined();
+    expect(Object.keys(s.breakdown!)).toEqual(["split"]);
+    expect(s.breakdown!.split!.test!.n).toBe(60);
+  });
+
+  it("counts unscored rollouts in a slice's n but not in its pass rate", () => {
+    const agg = new RunAggregate(1);
+    agg.add(result("a", { reward: 1, taskMeta: { split: "dev" } }));
+    agg.add(result("b", { outcome: "env_error", error: "x", taskMeta: { split: "dev" } }));
+    const s = agg.summary({ env: "e", policy: "p" });
+    expect(s.breakdown!.split!.dev).toEqual({ n: 2, scored: 1, meanReward: 1, passRate: 1 });
+  });
+});

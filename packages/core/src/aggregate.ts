@@ -1,5 +1,7 @@
+import { kValues, maxAtK, passAtK, populationStd } from "./rl-stats.js";
 import { isScored, OUTCOMES, type Outcome, type RolloutResult } from "./rollout-result.js";
 import type { RunSummary, Stats } from "./summary.js";
+import { textOf } from "./types.js";
 
 /** Values kept exactly for quantiles; past this a log-scale histogram (≤ 0.5 % relative error) takes over. */
 const EXACT_CAP = 10_000;
@@ -101,6 +103,33 @@ interface TaskAgg {
   scored: number;
   rewardSum: number;
   passes: number;
+  /** Scored rewards, for max@k. */
+  rewards: number[];
+}
+
+/** Most distinct values a metadata field may have to get a breakdown (more: an id-like field, dropped). */
+const MAX_SLICE_VALUES = 50;
+
+function newSlice(): TaskAgg {
+  return { n: 0, scored: 0, rewardSum: 0, passes: 0, rewards: [] };
+}
+
+const sliceOut = (t: TaskAgg) => ({
+  n: t.n,
+  scored: t.scored,
+  meanReward: t.scored ? t.rewardSum / t.scored : null,
+  passRate: t.scored ? t.passes / t.scored : null,
+});
+
+/** Characters the model wrote in a rollout (every assistant message's text and tool-call arguments). */
+export function responseChars(r: RolloutResult): number {
+  let n = 0;
+  for (const m of r.messages ?? []) {
+    if (m?.role !== "assistant") continue;
+    n += textOf(m.content).length;
+    for (const c of m.tool_calls ?? []) n += (c.function?.name?.length ?? 0) + (c.function?.arguments?.length ?? 0);
+  }
+  return n;
 }
 
 export interface SummaryInfo {
@@ -131,6 +160,16 @@ export class RunAggregate {
   private readonly tasks = new Map<string, TaskAgg>();
   private turns = 0;
   private toolCalls = 0;
+  /** Scored rewards per group id (for per-group std and the zero-variance share). */
+  private readonly groups = new Map<string, number[]>();
+  private readonly tokens = {
+    prompt: new StreamingStats(),
+    completion: new StreamingStats(),
+    total: new StreamingStats(),
+  };
+  private readonly chars = new StreamingStats();
+  /** field → value → slice; a field past MAX_SLICE_VALUES values maps to null. */
+  private readonly slices = new Map<string, Map<string, TaskAgg> | null>();
   /** Rewards at or above the threshold, counted per threshold asked for at add time. */
   private readonly threshold: number;
   private passes = 0;
@@ -146,24 +185,101 @@ export class RunAggregate {
     this.turns += r.turns;
     this.toolCalls += r.toolCalls;
     this.durations.add(r.durationMs);
+    if (r.usage) {
+      this.tokens.prompt.add(r.usage.prompt_tokens);
+      this.tokens.completion.add(r.usage.completion_tokens);
+      this.tokens.total.add(r.usage.total_tokens);
+    }
+    if (r.messages?.length) this.chars.add(responseChars(r));
     let t = this.tasks.get(r.taskId);
-    if (!t) this.tasks.set(r.taskId, (t = { n: 0, scored: 0, rewardSum: 0, passes: 0 }));
+    if (!t) this.tasks.set(r.taskId, (t = newSlice()));
+    const slices = this.slicesOf(r);
     t.n++;
+    for (const sl of slices) sl.n++;
     if (!isScored(r)) return;
     const reward = r.reward!;
     this.rewards.add(reward);
-    t.scored++;
-    t.rewardSum += reward;
-    if (reward >= this.threshold - EPS) {
-      t.passes++;
-      this.passes++;
+    const pass = reward >= this.threshold - EPS;
+    for (const a of [t, ...slices]) {
+      a.scored++;
+      a.rewardSum += reward;
+      if (pass) a.passes++;
     }
+    t.rewards.push(reward);
+    if (pass) this.passes++;
+    const gid = r.groupId ?? r.taskId;
+    let g = this.groups.get(gid);
+    if (!g) this.groups.set(gid, (g = []));
+    g.push(reward);
     for (const k in r.rewards) {
       let c = this.components.get(k);
       if (!c) this.components.set(k, (c = { sum: 0, n: 0 }));
       c.sum += r.rewards[k]!;
       c.n++;
     }
+  }
+
+  private slicesOf(r: RolloutResult): TaskAgg[] {
+    const out: TaskAgg[] = [];
+    const meta = r.taskMeta;
+    if (!meta) return out;
+    for (const field in meta) {
+      let values = this.slices.get(field);
+      if (values === null) continue;
+      if (!values) this.slices.set(field, (values = new Map()));
+      const key = String(meta[field]);
+      let sl = values.get(key);
+      if (!sl) {
+        if (values.size >= MAX_SLICE_VALUES) {
+          this.slices.set(field, null);
+          continue;
+        }
+        values.set(key, (sl = newSlice()));
+      }
+      out.push(sl);
+    }
+    return out;
+  }
+
+  /** pass@k, max@k and group spread; undefined when no task has two scored samples. */
+  rlSummary(): RunSummary["rl"] {
+    let maxN = 0;
+    for (const t of this.tasks.values()) if (t.scored > maxN) maxN = t.scored;
+    if (maxN < 2) return undefined;
+    const passAt: Record<string, number> = {};
+    const maxAt: Record<string, number> = {};
+    for (const k of kValues(maxN)) {
+      let p = 0;
+      let m = 0;
+      let count = 0;
+      for (const t of this.tasks.values()) {
+        if (t.scored < k) continue;
+        p += passAtK(t.scored, t.passes, k);
+        m += maxAtK(t.rewards, k);
+        count++;
+      }
+      if (count) {
+        passAt[k] = p / count;
+        maxAt[k] = m / count;
+      }
+    }
+    let groups = 0;
+    let stdSum = 0;
+    let flat = 0;
+    for (const g of this.groups.values()) {
+      if (g.length < 2) continue;
+      groups++;
+      const sd = populationStd(g);
+      stdSum += sd;
+      if (Math.max(...g) - Math.min(...g) <= EPS) flat++;
+    }
+    return {
+      passAtK: passAt,
+      maxAtK: maxAt,
+      groups,
+      groupRewardStd: groups ? stdSum / groups : null,
+      zeroVarianceShare: groups ? flat / groups : null,
+    };
   }
 
   /** Rollouts with a reward (completed or truncated). */
@@ -203,11 +319,38 @@ export class RunAggregate {
       turns: { mean: n ? this.turns / n : 0 },
       toolCalls: { mean: n ? this.toolCalls / n : 0 },
       rolloutMs: this.durations.stats(),
+      ...this.extras(),
       durationMs: info.durationMs ?? 0,
       startedAt: info.startedAt ?? now,
       finishedAt: now,
       versions: info.versions ?? {},
       ...(info.config ? { config: info.config } : {}),
     };
+  }
+
+  /** The optional summary fields: rl, tokens, responseChars, breakdown (each only when there is data). */
+  private extras(): Pick<RunSummary, "rl" | "tokens" | "responseChars" | "breakdown"> {
+    const out: Pick<RunSummary, "rl" | "tokens" | "responseChars" | "breakdown"> = {};
+    const rl = this.rlSummary();
+    if (rl) out.rl = rl;
+    if (this.tokens.total.n) {
+      out.tokens = {
+        prompt: this.tokens.prompt.stats(),
+        completion: this.tokens.completion.stats(),
+        total: this.tokens.total.stats(),
+      };
+    }
+    if (this.chars.n) out.responseChars = this.chars.stats();
+    const breakdown: NonNullable<RunSummary["breakdown"]> = {};
+    for (const [field, values] of this.slices) {
+      if (!values) continue;
+      breakdown[field] = Object.fromEntries(
+        [...values]
+          .sort(([a], [b]) => a.localeCompare(b, undefined, { numeric: true }))
+          .map(([v, sl]) => [v, sliceOut(sl)]),
+      );
+    }
+    if (Object.keys(breakdown).length) out.breakdown = breakdown;
+    return out;
   }
 }

@@ -42,6 +42,8 @@ export interface DefineEnvConfig<T extends Task, S> {
   /** Episode limits when the driver sets none (a default deadline, a per-reply tool-call cap). */
   episodeDefaults?: Env<T>["episodeDefaults"];
   rolloutMetadata?(rolloutId: string, state: S): Record<string, unknown> | undefined;
+  /** Explain a scored rollout's reward to a person (reports only): see `Env.explainReward`. */
+  explainReward?: Env<T>["explainReward"];
   close?(): void | Promise<void>;
 }
 
@@ -191,6 +193,7 @@ export function defineEnv<T extends Task = Task, S = Record<string, never>>(cfg:
   if (cfg.referencePolicy) env.referencePolicy = cfg.referencePolicy;
   if (cfg.scoreCase) env.scoreCase = cfg.scoreCase;
   if (cfg.parseActions) env.parseActions = cfg.parseActions;
+  if (cfg.explainReward) env.explainReward = cfg.explainReward;
   if (cfg.episodeDefaults)
     (env as { episodeDefaults?: Env<T>["episodeDefaults"] }).episodeDefaults = cfg.episodeDefaults;
   if (cfg.rolloutMetadata) {

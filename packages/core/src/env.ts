@@ -6,6 +6,7 @@ import type {
   AssistantMessage,
   Message,
   RewardComponents,
+  RewardExplanation,
   Task,
   ToolCallRequest,
   ToolResult,
@@ -105,6 +106,16 @@ export interface Env<T extends Task = Task> {
     message: AssistantMessage,
     turn: number,
   ): ToolCallItem[] | undefined | Promise<ToolCallItem[] | undefined>;
+  /**
+   * Optional: explain a scored rollout's reward to a person (the extracted answer beside the gold, the differing
+   * cells). Called on the harness side after `computeReward`; the result goes into results.jsonl and reports only,
+   * never to a policy. Best effort: a throw is ignored.
+   */
+  explainReward?(
+    rolloutId: string,
+    messages: Message[],
+    task: T,
+  ): RewardExplanation | undefined | Promise<RewardExplanation | undefined>;
   /** Per-rollout metadata to attach to the result (e.g. which judge scored it, per-case detail). */
   rolloutMetadata?(rolloutId: string): Record<string, unknown> | undefined;
   /** Episode limits this env wants when the driver sets none (e.g. a default deadline). */

@@ -1,5 +1,6 @@
 import type { Env } from "./env.js";
 import { EnvError, errorMessage, InfraError, isInfraError, UsageError } from "./errors.js";
+import { explainBestEffort, scalarMeta } from "./explain.js";
 import { buildInitialMessages } from "./initial-messages.js";
 import type { PolicyInput, PolicyReply, ToolFormat } from "./policy.js";
 import { assertFiniteRewards, combineRewards } from "./reward.js";
@@ -167,6 +168,8 @@ export class Episode<T extends Task = Task> {
       durationMs: 0,
       messages: [],
     };
+    const taskMeta = scalarMeta(task.meta);
+    if (taskMeta) this.r.taskMeta = taskMeta;
   }
 
   /**
@@ -583,6 +586,10 @@ export class Episode<T extends Task = Task> {
         r.reward = reward;
       } catch (e) {
         this.failWith(e);
+      }
+      if (r.reward !== undefined && this.env.explainReward) {
+        r.explain = await explainBestEffort(this.env, this.rolloutId, messages ?? this.messages, this.task);
+        if (!r.explain) delete r.explain;
       }
     }
     return this.end();

@@ -87,6 +87,19 @@ export const UsageSchema = z.object({
   total_tokens: z.number(),
 });
 
+/**
+ * How an env explains a reward to a person reading a report (harness side only; never shown to a policy): what it
+ * extracted from the model's answer, the gold it compared with, and lines on what differed.
+ */
+export const RewardExplanationSchema = z.object({
+  extracted: z.string().optional(),
+  gold: z.string().optional(),
+  diff: z.array(z.string()).optional(),
+});
+
+/** A task's scalar metadata fields (split, level, type…), copied onto its results for breakdowns. */
+export const TaskMetaSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
+
 export const OutcomeSchema = z.enum(["completed", "truncated", "env_error", "infra_error"]);
 export const TruncatedBySchema = z.enum(["max_turns", "max_tokens", "deadline"]);
 
@@ -112,6 +125,12 @@ export const RolloutResultSchema = z.object({
   messages: z.array(MessageSchema),
   error: z.string().optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
+  /** The task's scalar metadata (split, level, type…), for breakdowns. */
+  taskMeta: TaskMetaSchema.optional(),
+  /** The env's explanation of the reward (extracted answer beside the gold); harness side only. */
+  explain: RewardExplanationSchema.optional(),
+  /** The trainer step the client sent (recorded served rollouts). */
+  trainerStep: z.number().optional(),
 });
 
 export const StatsSchema = z.object({
@@ -130,6 +149,28 @@ export const TaskSummarySchema = z.object({
   passRate: z.number().nullable(),
 });
 
+/** Pass rate and mean reward of a slice of the run (one value of a task metadata field). */
+export const SliceSummarySchema = z.object({
+  n: z.number().int(),
+  scored: z.number().int(),
+  meanReward: z.number().nullable(),
+  passRate: z.number().nullable(),
+});
+
+/** The numbers an RL engineer reads first, for runs with several samples per task. */
+export const RlSummarySchema = z.object({
+  /** Unbiased pass@k (Chen et al. 2021) per task, averaged over tasks with at least k scored samples. */
+  passAtK: z.record(z.string(), z.number()),
+  /** Unbiased expected best reward of k samples per task, averaged the same way. */
+  maxAtK: z.record(z.string(), z.number()),
+  /** Groups with at least two scored rollouts. */
+  groups: z.number().int(),
+  /** Mean over those groups of each group's reward std (population). */
+  groupRewardStd: z.number().nullable(),
+  /** Share of those groups whose rewards are all equal (no GRPO signal). */
+  zeroVarianceShare: z.number().nullable(),
+});
+
 /** summary.json of a run. */
 export const RunSummarySchema = z.object({
   env: z.string(),
@@ -146,6 +187,16 @@ export const RunSummarySchema = z.object({
   turns: z.object({ mean: z.number() }),
   toolCalls: z.object({ mean: z.number() }),
   rolloutMs: StatsSchema.nullable(),
+  /** Group statistics (pass@k, max@k, per-group std); absent when no task has two scored samples. */
+  rl: RlSummarySchema.optional(),
+  /** Tokens per rollout from the endpoint's usage (absent when no rollout reported usage). */
+  tokens: z
+    .object({ prompt: StatsSchema.nullable(), completion: StatsSchema.nullable(), total: StatsSchema.nullable() })
+    .optional(),
+  /** Characters the model wrote per rollout (every assistant message). */
+  responseChars: StatsSchema.nullable().optional(),
+  /** Per task metadata field (split, level, type…), per value: counts, mean reward and pass rate. */
+  breakdown: z.record(z.string(), z.record(z.string(), SliceSummarySchema)).optional(),
   /** Wall-clock time of the run. */
   durationMs: z.number(),
   startedAt: z.string(),

@@ -7,6 +7,7 @@ import type {
   JsonSchemaSchema,
   MessageSchema,
   RewardComponentsSchema,
+  RewardExplanationSchema,
   SystemMessageSchema,
   TaskSchema,
   TextPartSchema,
@@ -46,6 +47,8 @@ export type Task<G = unknown> = Omit<z.infer<typeof TaskSchema>, "groundTruth"> 
 /** Named reward components, e.g. `{ exact_match: 1, f1: 0.8 }`. Every value must be finite. */
 export type RewardComponents = z.infer<typeof RewardComponentsSchema>;
 export type Usage = z.infer<typeof UsageSchema>;
+/** An env's explanation of a reward: the extracted answer, the gold, what differed (reports only). */
+export type RewardExplanation = z.infer<typeof RewardExplanationSchema>;
 
 export function textOf(content: string | ContentPart[] | null | undefined): string {
   if (content == null) return "";
