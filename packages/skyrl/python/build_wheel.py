@@ -58,7 +58,7 @@ def build(pkg: str, out: str) -> str:
     requires = [r + "==" + version_of(r.replace("-", "_")) for r in spec["requires"]]
     metadata = "\n".join(
         ["Metadata-Version: 2.1", "Name: " + spec["name"], "Version: " + version, "Summary: " + spec["summary"],
-         "License: Apache-2.0", "Requires-Python: >=3.8"]
+         "License: Apache-2.0", "Requires-Python: >=3.9"]
         + ["Requires-Dist: " + r for r in requires]
     ) + "\n"
     wheel = "Wheel-Version: 1.0\nGenerator: benchmax build_wheel.py\nRoot-Is-Purelib: true\nTag: py3-none-any\n"

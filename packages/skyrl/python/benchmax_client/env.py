@@ -69,6 +69,21 @@ def openai_messages(messages: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
     return out
 
 
+def task_prompts(client: BenchmaxClient, limit: Optional[int] = None) -> List[Dict[str, Any]]:
+    """`[{task_id, prompt}]` for the server's tasks (no gold data): each task's messages, led by the env's own system
+    prompt for it (without a tools section: trainers render tools themselves). One short-lived rollout per task
+    reads that prompt, since it may depend on the task."""
+    rows = []
+    for t in client.tasks(limit):
+        probe = client.create_rollout(t["id"])
+        client.release(probe)
+        msgs = [dict(m) for m in t.get("messages") or []] or [{"role": "user", "content": t.get("prompt") or ""}]
+        if probe.system_prompt and not any(m.get("role") == "system" for m in msgs):
+            msgs.insert(0, {"role": "system", "content": probe.system_prompt})
+        rows.append({"task_id": t["id"], "prompt": msgs})
+    return rows
+
+
 class BenchmaxEnv:
     """One episode at a time on a `benchmax serve` server (or a fleet: `url` may list several, comma-separated).
 

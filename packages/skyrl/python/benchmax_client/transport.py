@@ -228,22 +228,8 @@ class BenchmaxClient:
             body["task"] = task
         if max_turns is not None:
             body["maxTurns"] = int(max_turns)
-        errors = []
-        n = len(self.endpoints)
-        start = self._next
-        self._next = (self._next + 1) % n
-        for i in range(n):
-            ep = self.endpoints[(start + i) % n]
-            try:
-                status, res, instance = self.request(ep, "POST", "/v1/rollouts", body, idempotent=False)
-            except BenchmaxInfraError as e:
-                errors.append(str(e))
-                continue
-            res = self._check(status, res, "creating a rollout", ep)
-            if instance:
-                self._instances[res["rolloutId"]] = instance
-            return _rollout(ep, res, task_id or "")
-        raise BenchmaxInfraError("no env server could create a rollout: " + "; ".join(errors))
+        ep, res = self._post_new("/v1/rollouts", body, "creating a rollout", "no env server could create a rollout")
+        return _rollout(ep, res, task_id or "")
 
     def reset(self, task_id: Optional[str] = None, task: Optional[Dict[str, Any]] = None) -> Tuple[Rollout, Dict[str, Any]]:
         """OpenEnv `POST /reset` on the next live endpoint: (the rollout, its observation `{episode_id, task_id,
@@ -253,6 +239,14 @@ class BenchmaxClient:
             body["task_id"] = task_id
         if task is not None:
             body["task"] = task
+        ep, res = self._post_new("/reset", body, "POST /reset", "no env server could reset an episode")
+        obs = res["observation"]
+        system = next((m.get("content") for m in obs.get("messages") or [] if m.get("role") == "system"), "")
+        return Rollout(ep, obs["episode_id"], obs["rollout_token"], obs.get("task_id") or task_id or "", system or ""), obs
+
+    def _post_new(self, path: str, body: Dict[str, Any], what: str, none: str) -> Tuple[str, Any]:
+        """POST a new episode to the next live endpoint (round robin, failing over); remembers the instance that
+        answered, so a later call that lands on a restarted server is an infra error. (endpoint, body)."""
         errors = []
         n = len(self.endpoints)
         start = self._next
@@ -260,17 +254,16 @@ class BenchmaxClient:
         for i in range(n):
             ep = self.endpoints[(start + i) % n]
             try:
-                status, res, instance = self.request(ep, "POST", "/reset", body, idempotent=False)
+                status, res, instance = self.request(ep, "POST", path, body, idempotent=False)
             except BenchmaxInfraError as e:
                 errors.append(str(e))
                 continue
-            obs = self._check(status, res, "POST /reset", ep)["observation"]
+            res = self._check(status, res, what, ep)
+            rid = res["observation"]["episode_id"] if "observation" in res else res["rolloutId"]
             if instance:
-                self._instances[obs["episode_id"]] = instance
-            system = next((m.get("content") for m in obs.get("messages") or [] if m.get("role") == "system"), "")
-            r = Rollout(ep, obs["episode_id"], obs["rollout_token"], obs.get("task_id") or task_id or "", system or "")
-            return r, obs
-        raise BenchmaxInfraError("no env server could reset an episode: " + "; ".join(errors))
+                self._instances[rid] = instance
+            return ep, res
+        raise BenchmaxInfraError(none + ": " + "; ".join(errors))
 
     def tasks(self, limit: Optional[int] = None) -> List[Dict[str, Any]]:
         """The server's tasks without their gold data: `[{id, prompt | messages, meta}]` (GET /v1/tasks)."""

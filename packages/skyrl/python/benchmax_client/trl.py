@@ -20,7 +20,7 @@ Nothing here imports TRL.
 import inspect
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from .env import BenchmaxEnv, openai_messages, text_of
+from .env import BenchmaxEnv, openai_messages, task_prompts, text_of
 from .transport import BenchmaxClient, BenchmaxError
 
 _JSON_TYPES = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list, "object": dict}
@@ -157,15 +157,7 @@ def dataset_rows(url: Any = None, token: Optional[str] = None, limit: Optional[i
     env's own prompt without a tools section (TRL renders the tools from the environment's methods)."""
     c = BenchmaxClient(url, token=token)
     try:
-        rows = []
-        for t in c.tasks(limit):
-            probe = c.create_rollout(t["id"])  # the task's system prompt (it may depend on the task)
-            c.release(probe)
-            msgs = [dict(m) for m in t.get("messages") or []] or [{"role": "user", "content": t.get("prompt") or ""}]
-            if probe.system_prompt and not any(m.get("role") == "system" for m in msgs):
-                msgs.insert(0, {"role": "system", "content": probe.system_prompt})
-            rows.append({"prompt": msgs, "task_id": t["id"]})
-        return rows
+        return [{"prompt": r["prompt"], "task_id": r["task_id"]} for r in task_prompts(c, limit)]
     finally:
         c.close()
 

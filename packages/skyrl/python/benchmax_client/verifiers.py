@@ -24,7 +24,7 @@ server's tasks (`{prompt, info: {task_id}}`, no gold data). A failure talking to
 import asyncio
 from typing import Any, Dict, List, Optional
 
-from .env import BenchmaxEnv, openai_messages, openai_tool_calls, text_of
+from .env import BenchmaxEnv, openai_messages, openai_tool_calls, task_prompts, text_of
 from .transport import BenchmaxClient, BenchmaxError
 
 
@@ -102,15 +102,7 @@ async def benchmax_reward(state: Any, **kwargs: Any) -> float:
 
 def dataset_rows(client: BenchmaxClient, limit: Optional[int] = None) -> List[Dict[str, Any]]:
     """`[{prompt, info: {task_id}}]` from the server's tasks, the system prompt the env's own."""
-    rows = []
-    for t in client.tasks(limit):
-        probe = client.create_rollout(t["id"])
-        client.release(probe)
-        msgs = [dict(m) for m in t.get("messages") or []] or [{"role": "user", "content": t.get("prompt") or ""}]
-        if probe.system_prompt and not any(m.get("role") == "system" for m in msgs):
-            msgs.insert(0, {"role": "system", "content": probe.system_prompt})
-        rows.append({"prompt": msgs, "info": {"task_id": t["id"]}})
-    return rows
+    return [{"prompt": r["prompt"], "info": {"task_id": r["task_id"]}} for r in task_prompts(client, limit)]
 
 
 def tool_defs(client: BenchmaxClient) -> List[Dict[str, Any]]:

@@ -8,6 +8,8 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
+from benchmax_client.env import text_of
+
 from .client import BenchmaxClient, BenchmaxError, BenchmaxInfraError, Rollout
 
 try:  # the real base class when SkyRL is installed
@@ -48,14 +50,6 @@ def _cfg(obj: Any) -> Dict[str, Any]:
         return {k: obj[k] for k in obj.keys()}  # DictConfig and other mappings
     except Exception:
         return {}
-
-
-def text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
-    return "" if content is None else json.dumps(content)
 
 
 def observations_of(results: List[str], role: str) -> List[Dict[str, str]]:
