@@ -15,6 +15,7 @@ import {
   type ConnectionLimits,
   checkBind,
   checkOrigin,
+  classify,
   clientOf,
   guardConnections,
   type OriginPolicy,
@@ -78,7 +79,8 @@ interface Session {
 
 function toMcpError(e: unknown, what: string): McpError {
   if (e instanceof McpError) return e;
-  if (e instanceof HarnessError && e.status < 500) return new McpError(ErrorCode.InvalidParams, e.message);
+  // the server's one classification: a client's fault is bad params, the rest an internal error
+  if (classify(e).status < 500) return new McpError(ErrorCode.InvalidParams, errorMessage(e));
   return new McpError(ErrorCode.InternalError, `${what}: ${e instanceof Error ? e.name : "Error"}: ${errorMessage(e)}`);
 }
 

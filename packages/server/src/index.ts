@@ -13,6 +13,7 @@ export {
   type OriginPolicy,
   serverOptions,
 } from "./edge.js";
+export { type Classified, classify, rpcCodeOf, wsCodeOf } from "./error-codes.js";
 export { checkHostPaths, hostPathsIn } from "./host-paths.js";
 export { EndpointDownError, EnvClient, type EnvClientOptions, isEndpointDown } from "./http-client.js";
 export { HttpError, validationDetail } from "./http-error.js";

@@ -1,4 +1,5 @@
-import { errorMessage, isInfraError } from "@benchmax/core";
+import { errorMessage } from "@benchmax/core";
+import { rpcCodeOf } from "./error-codes.js";
 import { HttpError } from "./http-error.js";
 import type { Rollout, RolloutManager } from "./rollouts.js";
 import { callToolResult, frameworkErrorOf, hasTool } from "./tool-errors.js";
@@ -62,17 +63,6 @@ function rolloutOfSession(ctx: RpcContext, sessionId: string): Rollout {
   return ctx.manager.get(sessionId.slice(0, dot), sessionId.slice(dot + 1));
 }
 
-function codeOfError(e: unknown): number {
-  if (e instanceof HttpError) {
-    if (e.status === 404 || e.status === 401 || e.status === 403 || e.status === 400 || e.status === 422) {
-      return JSONRPC.INVALID_PARAMS;
-    }
-    return JSONRPC.SERVER_ERROR;
-  }
-  if (isInfraError(e)) return JSONRPC.SERVER_ERROR;
-  return JSONRPC.INTERNAL_ERROR;
-}
-
 /** Answer one JSON-RPC message; `undefined` for a notification. */
 export async function handleRpc(ctx: RpcContext, msg: unknown): Promise<JsonRpcResponse | undefined> {
   if (!msg || typeof msg !== "object" || Array.isArray(msg)) {
@@ -90,7 +80,7 @@ export async function handleRpc(ctx: RpcContext, msg: unknown): Promise<JsonRpcR
     return rpcError(id, JSONRPC.INVALID_PARAMS, "Params must be an object");
   }
   if (m.method.startsWith("notifications/")) return undefined;
-  const out = await dispatch(ctx, m.method, params, id).catch((e) => rpcError(id, codeOfError(e), errorMessage(e)));
+  const out = await dispatch(ctx, m.method, params, id).catch((e) => rpcError(id, rpcCodeOf(e), errorMessage(e)));
   return notification ? undefined : out;
 }
 

@@ -1,5 +1,6 @@
 import type { Env } from "@benchmax/core";
 import { schemaOf } from "./openenv.js";
+import type { ROUTES, RoutePath } from "./routes.js";
 
 type Op = Record<string, unknown>;
 
@@ -59,7 +60,8 @@ export function openApiDocument(env: Env, version = "1.0.0"): Record<string, unk
   const auth = [{ bearer: [] }, { basic: [] }];
   const openenv = (summary: string, op: Op): Op => ({ tags: ["OpenEnv"], summary, security: auth, ...op });
   const v1 = (summary: string, op: Op): Op => ({ tags: ["Rollout API"], summary, security: auth, ...op });
-  const paths: Record<string, Record<string, Op>> = {
+  // typed by the route table: a route missing here, or one not in the table, does not compile
+  const paths: { [P in RoutePath]: { [M in (typeof ROUTES)[P][number]]: Op } } = {
     "/health": {
       get: {
         tags: ["Health"],

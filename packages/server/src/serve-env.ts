@@ -1,15 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import {
-  combineRewards,
-  type Env,
-  errorMessage,
-  isInfraError,
-  type Message,
-  type Task,
-  type ToolCallRequest,
-} from "@benchmax/core";
+import { combineRewards, type Env, errorMessage, type Message, type Task, type ToolCallRequest } from "@benchmax/core";
 import { checkBearer } from "./auth.js";
 import {
   type ConnectionLimits,
@@ -20,6 +12,7 @@ import {
   type OriginPolicy,
   serverOptions,
 } from "./edge.js";
+import { classify } from "./error-codes.js";
 import { badRequest, conflict, HttpError, notFound, validationDetail } from "./http-error.js";
 import { handleRpc, JSONRPC, rpcError } from "./mcp-rpc.js";
 import { ServerMetrics } from "./metrics.js";
@@ -34,6 +27,7 @@ import {
   stepRollout,
 } from "./openenv.js";
 import { isMessages, type Rollout, RolloutManager } from "./rollouts.js";
+import { isRoute } from "./routes.js";
 import { attachWebSocket } from "./ws-session.js";
 
 export interface ServeEnvOptions extends ConnectionLimits {
@@ -204,26 +198,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     ) {
       return send(res, 422, validationDetail(e));
     }
-    let status: number;
-    let code: string;
-    let type: string;
-    if (e instanceof HttpError) {
-      status = e.status;
-      code = e.code;
-      type = status >= 500 ? "server_error" : "invalid_request";
-    } else if (isInfraError(e)) {
-      status = 502;
-      code = "INFRA_ERROR";
-      type = "infra_error";
-    } else if (e instanceof Error && e.name === "DatasetError") {
-      status = 400;
-      code = "VALIDATION_ERROR";
-      type = "invalid_request";
-    } else {
-      status = 500;
-      code = "EXECUTION_ERROR";
-      type = "env_error";
-    }
+    const { status, code, type } = classify(e);
     if (status === 413) res.setHeader("connection", "close");
     if (status === 503) res.setHeader("retry-after", "1");
     send(res, status, { error: { message: errorMessage(e), code, type } });
@@ -510,21 +485,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
           return serveMcp(req, res);
       }
     }
-    const known = [
-      "/metadata",
-      "/schema",
-      "/metrics",
-      "/state",
-      "/reset",
-      "/step",
-      "/v1/tools",
-      "/v1/tasks",
-      "/v1/rollouts",
-      "/v1/group-reward",
-      "/mcp",
-      "/openapi.json",
-    ];
-    if (known.includes(path)) throw new HttpError(405, "METHOD_NOT_ALLOWED", `${method} ${path} is not allowed`);
+    if (isRoute(path)) throw new HttpError(405, "METHOD_NOT_ALLOWED", `${method} ${path} is not allowed`);
     throw notFound(`no route ${method} ${path}`);
   }
 

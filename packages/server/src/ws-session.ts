@@ -1,10 +1,11 @@
 import type { IncomingMessage, Server } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { errorMessage, isInfraError } from "@benchmax/core";
+import { errorMessage } from "@benchmax/core";
 import { type WebSocket, WebSocketServer } from "ws";
 import { checkBearer } from "./auth.js";
 import { checkOrigin, clientOf, markUpgraded, type OriginPolicy } from "./edge.js";
+import { type WsCode, wsCodeOf } from "./error-codes.js";
 import { HttpError } from "./http-error.js";
 import { handleRpc, type RpcContext } from "./mcp-rpc.js";
 import { listToolsResult, NO_EPISODE_STATE, resetObservationJson, stateOf, stepRollout } from "./openenv.js";
@@ -18,28 +19,6 @@ export interface WsOptions {
   isClosing(): boolean;
   /** MCP JSON-RPC over `{"type": "mcp", "data": <request>}`. */
   rpc: Omit<RpcContext, "session" | "startSession">;
-}
-
-/** OpenEnv error codes. */
-type WsCode =
-  | "INVALID_JSON"
-  | "UNKNOWN_TYPE"
-  | "VALIDATION_ERROR"
-  | "EXECUTION_ERROR"
-  | "CAPACITY_REACHED"
-  | "FACTORY_ERROR"
-  | "SESSION_ERROR";
-
-function codeOf(e: unknown): WsCode {
-  if (e instanceof HttpError) {
-    if (e.code === "CAPACITY_REACHED" || e.code === "UNKNOWN_TYPE" || e.code === "INVALID_JSON") return e.code;
-    if (e.code === "SESSION_ERROR" || e.code === "EPISODE_DONE" || e.code === "UNKNOWN_ROLLOUT") return "SESSION_ERROR";
-    if (e.status === 503) return "CAPACITY_REACHED";
-    return e.status >= 500 ? "EXECUTION_ERROR" : "VALIDATION_ERROR";
-  }
-  if (e instanceof Error && e.name === "DatasetError") return "VALIDATION_ERROR";
-  if (isInfraError(e)) return "EXECUTION_ERROR";
-  return "EXECUTION_ERROR";
 }
 
 function rejectUpgrade(socket: Duplex, status: number, message: string): void {
@@ -95,7 +74,7 @@ export function attachWebSocket(
       if (ws.readyState === ws.OPEN) ws.send(`{"type":${JSON.stringify(type)},"data":${json}}`);
     };
     const reply = (type: string, data: unknown) => replyJson(type, JSON.stringify(data));
-    const fail = (e: unknown, code?: WsCode) => reply("error", { message: errorMessage(e), code: code ?? codeOf(e) });
+    const fail = (e: unknown, code?: WsCode) => reply("error", { message: errorMessage(e), code: code ?? wsCodeOf(e) });
     const ctx: RpcContext = {
       ...options.rpc,
       client,
