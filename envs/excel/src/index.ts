@@ -293,3 +293,5 @@ export { CORPUS, corpusWorkbook, EXCEL_ONLY } from "./corpus/formula-corpus.js";
 export { STRIPPED_BOOKS, strippedBook } from "./corpus/stripped-corpus.js";
 export { RecalcBudgetError } from "./formula-engine.js";
 export { pythonWithOpenpyxl } from "./py-env.js";
+export { rawSheetXlsx } from "./raw-xlsx.js";
+export { inspectXlsx } from "./xlsx-inspect.js";

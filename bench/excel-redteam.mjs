@@ -1,0 +1,152 @@
+#!/usr/bin/env node
+/**
+ * excel red team vs the event loop (issue 23): the env's event-loop delay (perf_hooks monitorEventLoopDelay) while
+ * victim rollouts (the reference policy) run beside the red-team cases a model can send through the tools — a
+ * SUMPRODUCT over A2:XFC1048575 written to XFD1, answers with FOOBAR/CELL, a 10,000-call reply, and (where the
+ * run_python jail works) a non-zip, a DTD, a zip bomb and a 1.1M-shared-string workbook written by run_python, then
+ * read — and a million-formula chain scored through `score`. The baseline is the same victims alone, same run.
+ * Goal: max delay under 50 ms during the red team. Run `npx tsup` in packages/core and envs/excel first.
+ * Prints progress to stderr and one JSON line to stdout.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { runRollout } from "@benchmax/core";
+import excel, { pythonAvailable, rawSheetXlsx } from "@benchmax/env-excel";
+
+const log = (...a) => console.error("[bench:excel-redteam]", ...a);
+const figures = [];
+const py = pythonAvailable();
+if (!py.ok) log(`run_python cases skipped: ${py.reason}`);
+const env = excel.createEnv({ tools: py.ok ? "all" : "structured,js" });
+const task = (await env.loadTasks()).find((t) => t.id === "101");
+const tmp = mkdtempSync(join(tmpdir(), "bench-excel-redteam-"));
+
+const calls = (...cs) => ({
+  role: "assistant",
+  content: null,
+  tool_calls: cs.map(([name, args], i) => ({
+    id: `c${i}`,
+    type: "function",
+    function: { name, arguments: JSON.stringify(args) },
+  })),
+});
+const scripted = (replies) => {
+  let i = 0;
+  return { name: "red", act: async () => ({ message: replies[i++] ?? { role: "assistant", content: "done" } }) };
+};
+
+/** Victims: reference-policy rollouts in a loop until `stop`; counts how many scored 1. */
+function victims(n, stop) {
+  const stats = { runs: 0, ok: 0, errors: [] };
+  const one = async () => {
+    while (!stop.done) {
+      const r = await runRollout(env, task, env.referencePolicy(), { maxTurns: 6 });
+      stats.runs++;
+      if (r.reward === 1) stats.ok++;
+      else stats.errors.push(r.error ?? JSON.stringify(r.rewards));
+    }
+  };
+  return { stats, done: Promise.all(Array.from({ length: n }, one)) };
+}
+
+async function measure(label, work) {
+  const h = monitorEventLoopDelay({ resolution: 5 });
+  const stop = { done: false };
+  const v = victims(4, stop);
+  h.enable();
+  const t0 = performance.now();
+  await work();
+  stop.done = true;
+  await v.done;
+  h.disable();
+  const ms = (x) => Number((x / 1e6).toFixed(1));
+  const out = {
+    label,
+    max: ms(h.max),
+    p99: ms(h.percentile(99)),
+    mean: ms(h.mean),
+    wallMs: Math.round(performance.now() - t0),
+    victims: v.stats,
+  };
+  log(
+    `${label}: event-loop delay max ${out.max} ms, p99 ${out.p99} ms; victims ${v.stats.ok}/${v.stats.runs} scored 1`,
+  );
+  return out;
+}
+
+const pyCases = [
+  ["non-zip", "open(workbook_path, 'wb').write(b'junk')"],
+  [
+    "dtd",
+    "import zipfile\nsrc = zipfile.ZipFile(workbook_path); p = {n: src.read(n) for n in src.namelist()}; src.close()\np['xl/workbook.xml'] = p['xl/workbook.xml'].replace(b'?>', b'?><!DOCTYPE w [<!ENTITY x SYSTEM \"file:///etc/passwd\">]>', 1)\nz = zipfile.ZipFile(workbook_path, 'w', zipfile.ZIP_DEFLATED)\n[z.writestr(n, d) for n, d in p.items()]; z.close()",
+  ],
+  [
+    "zip bomb",
+    "import zipfile\nsrc = zipfile.ZipFile(workbook_path); p = {n: src.read(n) for n in src.namelist()}; src.close()\nz = zipfile.ZipFile(workbook_path, 'w', zipfile.ZIP_DEFLATED)\n[z.writestr(n, d) for n, d in p.items()]\nc = b' ' * 1048576\nfor i in range(3):\n    with z.open(f'xl/bomb{i}.xml', 'w') as f:\n        for _ in range(100): f.write(c)\nz.close()",
+  ],
+  [
+    "huge shared strings",
+    "import zipfile\nsrc = zipfile.ZipFile(workbook_path); p = {n: src.read(n) for n in src.namelist()}; src.close()\nn = 1100000\np['xl/sharedStrings.xml'] = (f'<sst xmlns=\"http://schemas.openxmlformats.org/spreadsheetml/2006/main\" count=\"{n}\" uniqueCount=\"{n}\">' + '<si><t>x</t></si>' * n + '</sst>').encode()\nz = zipfile.ZipFile(workbook_path, 'w', zipfile.ZIP_DEFLATED)\n[z.writestr(k, d) for k, d in p.items()]; z.close()",
+  ],
+];
+
+async function redTeam() {
+  const outcomes = {};
+  const rollout = async (name, replies) => {
+    const r = await runRollout(env, task, scripted(replies), { maxTurns: 4 });
+    outcomes[name] = `${r.outcome} reward=${r.reward}`;
+  };
+  await Promise.all([
+    rollout("xfd1", [calls(["write_cell", { cell: "XFD1", value: "=SUMPRODUCT(A2:XFC1048575)" }])]),
+    rollout("foobar", [calls(["write_cell", { cell: "B8", value: "=FOOBAR(B2:B7)" }])]),
+    rollout("10k calls", [
+      calls(...Array.from({ length: 10_000 }, (_, i) => ["write_cell", { cell: `D${(i % 50) + 1}`, value: i }])),
+    ]),
+    ...(py.ok
+      ? pyCases.map(([n, code]) =>
+          rollout(n, [calls(["run_python", { code }]), calls(["read_range", { range: "A1:B8" }])]),
+        )
+      : []),
+    (async () => {
+      const cells = ['<c r="A1"><v>1</v></c>'];
+      for (let r = 2; r <= 1_000_000; r++) cells.push(`<c r="A${r}"><f>A${r - 1}+1</f></c>`);
+      writeFileSync(join(tmp, "out.xlsx"), rawSheetXlsx(cells));
+      writeFileSync(join(tmp, "gold.xlsx"), rawSheetXlsx(['<c r="A1000000"><v>1000000</v></c>']));
+      const s = await env.scoreCase(
+        { id: "chain", task: { answer_position: "A1000000" }, goldFile: "gold.xlsx", outputFile: "out.xlsx" },
+        { baseDir: tmp, options: {} },
+      );
+      outcomes["million chain"] = `reward=${s.reward} ${String(s.metadata?.message).slice(0, 90)}`;
+    })(),
+  ]);
+  log("red-team outcomes:", JSON.stringify(outcomes));
+  return outcomes;
+}
+
+const base = await measure("victims alone", () => new Promise((r) => setTimeout(r, 5_000)));
+let outcomes;
+const red = await measure("victims + red team", async () => {
+  outcomes = await redTeam();
+});
+figures.push({
+  id: "excel_redteam.event_loop_max",
+  label: "event-loop delay, max, while the red-team cases run beside 4 victim rollout loops (in-process env)",
+  value: red.max,
+  unit: "ms",
+  goal: "< 50",
+  baseline: { label: "victims alone, max", value: base.max },
+  note: `p99 ${red.p99} ms (victims alone ${base.p99} ms); victims scored 1 in ${red.victims.ok}/${red.victims.runs}; outcomes ${JSON.stringify(outcomes)}`,
+});
+figures.push({
+  id: "excel_redteam.victims_ok",
+  label: "victim rollouts that scored 1 during the red team (of those run)",
+  value: red.victims.runs ? Number((red.victims.ok / red.victims.runs).toFixed(3)) : 0,
+  unit: "fraction",
+  goal: ">= 1",
+  note: red.victims.errors.slice(0, 3).join(" | "),
+});
+await env.close();
+rmSync(tmp, { recursive: true, force: true });
+process.stdout.write(`${JSON.stringify({ area: "excel-redteam", figures })}\n`);
