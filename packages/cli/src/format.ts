@@ -63,10 +63,48 @@ export function summaryTable(summaries: Summary[], width = 100): string {
   if (!cols.includes("components")) {
     for (const r of rows) if (r.components) out.push(wrap(`${r.env} components: ${r.components}`, width));
   }
+  for (const s of summaries) for (const line of rlLines(s)) out.push(wrap(line, width));
   if (summaries.some((s) => s.run?.oracle)) {
     out.push(wrap("ORACLE: the policy reads the gold answer; its score checks the env, not a model.", width));
   }
   return out.join("\n");
+}
+
+/** The RL lines under the table: pass@k / max@k and group spread, tokens and length, breakdown by metadata. */
+export function rlLines(s: RunSummary): string[] {
+  const out: string[] = [];
+  const parts: string[] = [];
+  if (s.rl) {
+    parts.push(
+      Object.entries(s.rl.passAtK)
+        .map(([k, v]) => `pass@${k} ${pct(v)}`)
+        .join(" "),
+    );
+    parts.push(
+      Object.entries(s.rl.maxAtK)
+        .map(([k, v]) => `max@${k} ${fmt(v)}`)
+        .join(" "),
+    );
+    if (s.rl.groups) {
+      parts.push(
+        `group std ${fmt(s.rl.groupRewardStd)}`,
+        `zero-variance ${pct(s.rl.zeroVarianceShare)} of ${s.rl.groups} groups`,
+      );
+    }
+  }
+  const c = s.tokens?.completion;
+  if (c) parts.push(`completion tokens mean ${fmt(c.mean, 0)} p50 ${fmt(c.p50, 0)} p95 ${fmt(c.p95, 0)}`);
+  const r = s.responseChars;
+  if (r) parts.push(`response chars mean ${fmt(r.mean, 0)} p50 ${fmt(r.p50, 0)} p95 ${fmt(r.p95, 0)}`);
+  if (parts.length) out.push(`${s.env} · ${parts.join(" · ")}`);
+  for (const [field, values] of Object.entries(s.breakdown ?? {})) {
+    const entries = Object.entries(values);
+    if (entries.length < 2) continue;
+    const shown = entries.slice(0, 12).map(([v, x]) => `${v} ${pct(x.passRate)} (${x.n})`);
+    if (entries.length > 12) shown.push(`… ${entries.length - 12} more`);
+    out.push(`${s.env} pass by ${field}: ${shown.join(", ")}`);
+  }
+  return out;
 }
 
 /** Wrap text at spaces to `width` columns (continuation lines indented by two). */
