@@ -371,7 +371,7 @@ for c in ${SERVE_CMDS[@]+"${SERVE_CMDS[@]}"}; do
   (
     export BENCHMAX_INSTANCE_ID="$tag"
     eval "exec $c"
-  ) &
+  ) </dev/null &
   SERVER_PGIDS+=("$!")
   TAGS+=("$tag")
   i=$((i + 1))
@@ -414,9 +414,10 @@ done
 echo "benchmax: env servers ready at $BENCHMAX_ENDPOINTS; starting SkyRL in $SKYRL_DIR" >&2
 cd "$SKYRL_DIR"
 # the trainer in the background of its own group, so a signal to this script runs the trap at once (bash defers
-# traps while a foreground child runs) and the trap stops the trainer's whole group
+# traps while a foreground child runs) and the trap stops the trainer's whole group. Its stdin is /dev/null: a
+# background group that read the terminal would be stopped (SIGTTIN) rather than fail (e.g. a login prompt)
 set -m
-env "${TRAIN_ENV[@]}" "${TRAIN_CMD[@]}" &
+env "${TRAIN_ENV[@]}" "${TRAIN_CMD[@]}" </dev/null &
 TRAIN_PGID=$!
 set +m
 set +e
