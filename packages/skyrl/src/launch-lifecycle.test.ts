@@ -187,6 +187,20 @@ describe.skipIf(!hasCli)("skyrl-launch.sh talks only to the server it started", 
     expect(groupsOf(r.err)).toEqual([]);
   });
 
+  it("fails at once when a server it started exits before it is healthy (no wait for the health timeout)", async () => {
+    const port = await freePort();
+    const l = launch(single, {
+      BENCHMAX_ENV: "math",
+      BENCHMAX_PORT: String(port),
+      FAKE_MODE: "ok",
+      BENCHMAX_BIN: "false",
+    });
+    const r = await l.done;
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`the env server for http://127.0.0.1:${port} exited before it became healthy`);
+    expect(existsSync(join(l.dir, "trainer.pid"))).toBe(false);
+  });
+
   it("refuses a server whose instance is not this launch's, and still stops what it started", async () => {
     const port = await freePort();
     // a server that ignores the launch's BENCHMAX_INSTANCE_ID answers like a stranger on the port would
