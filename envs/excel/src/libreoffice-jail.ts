@@ -9,8 +9,9 @@
  *   shared-library folders, the fonts and their configuration, `env`, `setpriv`, and `/dev/{null,zero,urandom}`.
  *   No `/proc`, no `/etc/passwd`, no home, no workspace, no dataset folder.
  * - `/s` is a tmpfs of `diskMb`: `/s/i` (mode 0111: not listable) holds only this batch's inputs, each under an
- *   unguessable random name; `/s/o` (0300) receives the outputs; `/s/p/<random>` is a fresh copy of a profile made
- *   once per process. Inside, soffice runs after `chroot` with every capability dropped, so root obeys mode bits.
+ *   unguessable random name; `/s/o` (0300) receives the outputs; `/s/p/<random>` (in a 0111 folder) is a fresh copy
+ *   of a profile made once per process; `/tmp` and `/var/tmp` point to `/s/t` (0300). Inside, soffice runs after
+ *   `chroot` with every capability dropped, so root obeys mode bits (checked: `ls /s/i` is refused in the jail).
  * - `prlimit`: address space (`memoryMb`), file size, open files, no core dumps.
  */
 import { spawn, spawnSync } from "node:child_process";
@@ -191,8 +192,8 @@ export function jailScript(spec: SofficeJailSpec): string {
     ...["null", "zero", "urandom"].map((d) => `: > "$R/dev/${d}"; mount --bind /dev/${d} "$R/dev/${d}"`),
     `mount -t tmpfs -o size=${Math.ceil(spec.diskMb)}m,mode=755,nosuid,nodev benchmax-lo-scratch "$R/s"`,
     // LibreOffice's own pipe lives in /tmp (then /var/tmp): both point into the scratch tmpfs
-    'mkdir -m 700 "$R/s/t"; ln -s s/t "$R/tmp"; mkdir -p "$R/var"; ln -s ../s/t "$R/var/tmp"',
-    'mkdir -m 111 "$R/s/i"; mkdir -m 300 "$R/s/o"; mkdir -m 711 "$R/s/p"',
+    'mkdir -m 300 "$R/s/t"; ln -s s/t "$R/tmp"; mkdir -p "$R/var"; ln -s ../s/t "$R/var/tmp"',
+    'mkdir -m 111 "$R/s/i"; mkdir -m 300 "$R/s/o"; mkdir -m 111 "$R/s/p"',
     spec.makeTemplate
       ? `mkdir "$R${profile}"; mount --bind ${q(spec.template)} "$R${profile}"`
       : `cp -a ${q(spec.template)} "$R${profile}"`,

@@ -67,7 +67,10 @@ export interface LibreOfficeOptions {
   batchSize?: number;
   /** How long a free process waits for more files before starting a batch (default 20 ms). */
   batchWindowMs?: number;
-  /** "auto" (default): jailed where the machine allows it; "require": refuse to run unjailed; "off": never jail. */
+  /**
+   * "auto" (default): jailed where the machine allows it, else unjailed with a warning; "require": refuse to run
+   * unjailed; "off": never jail. Default from `$BENCHMAX_LO_JAIL`.
+   */
   jail?: "auto" | "require" | "off";
   /** Address-space cap of soffice.bin in MB (default 2048). */
   memoryMb?: number;
@@ -104,6 +107,11 @@ function removeStale(): void {
 }
 
 const warned = new Set<string>();
+const templates = new Map<string, Promise<string>>();
+const templateDirs: string[] = [];
+function removeTemplates(): void {
+  for (const d of templateDirs) rmSync(d, { recursive: true, force: true });
+}
 
 /**
  * Batched recalculation: files waiting while a conversion runs are converted together by the next soffice process
@@ -120,7 +128,6 @@ export class LibreOfficeRecalc {
   private readonly memoryMb: number;
   private readonly diskMb: number;
   private readonly installDir: string | null;
-  private template: Promise<string> | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** soffice processes started (for benchmarks). */
   processes = 0;
@@ -141,7 +148,8 @@ export class LibreOfficeRecalc {
     this.diskMb = options.diskMb ?? 1024;
     const n = Math.max(1, options.concurrency ?? 2);
     for (let i = 0; i < n; i++) this.free.push(i);
-    const mode = options.jail ?? "auto";
+    const fromEnv = process.env.BENCHMAX_LO_JAIL;
+    const mode = options.jail ?? (fromEnv === "require" || fromEnv === "off" || fromEnv === "auto" ? fromEnv : "auto");
     const avail = mode === "off" ? { ok: false, reason: 'jail: "off"' } : sofficeJailAvailable(bin);
     this.jailed = avail.ok;
     this.jailReason = avail.reason;
@@ -225,33 +233,40 @@ export class LibreOfficeRecalc {
     return new OutputRecalcError(`LibreOffice could not recalculate the workbook: ${(e as Error).message}`);
   }
 
+  /** The profile template, made once per process (per LibreOffice install and jail mode) and shared by instances. */
   private profileTemplate(): Promise<string> {
-    this.template ??= (async () => {
-      const dir = join(tmpdir(), `${PREFIX}${process.pid}-profile-${randomBytes(6).toString("hex")}`);
-      process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
-      const scratch = join(tmpdir(), `${PREFIX}${process.pid}-${randomBytes(8).toString("hex")}`);
-      try {
-        if (this.jailed)
-          await makeProfileTemplate(this.installDir!, dir, scratch, this.memoryMb, Math.max(this.timeoutMs, 60_000));
-        else {
-          writeProfileSettings(dir);
-          for (let i = 0; i < 2; i++) {
-            const r = await runGroup(this.unjailedCommand(scratch, [], dir), Math.max(this.timeoutMs, 60_000));
-            if (r.code === 0) break;
-            if (r.code !== 81 || i === 1) throw new Error(`exit ${r.code}: ${r.stderr.trim().slice(-300)}`);
-          }
+    const key = `${this.jailed ? "jail" : "host"}:${this.installDir ?? this.soffice}`;
+    let made = templates.get(key);
+    if (!made) {
+      made = this.makeTemplate();
+      templates.set(key, made);
+      made.catch(() => templates.delete(key));
+    }
+    return made;
+  }
+
+  private async makeTemplate(): Promise<string> {
+    const dir = join(tmpdir(), `${PREFIX}${process.pid}-profile-${randomBytes(6).toString("hex")}`);
+    if (templates.size === 0) process.once("exit", removeTemplates);
+    templateDirs.push(dir);
+    const scratch = join(tmpdir(), `${PREFIX}${process.pid}-${randomBytes(8).toString("hex")}`);
+    const limit = Math.max(this.timeoutMs, 60_000);
+    try {
+      if (this.jailed) await makeProfileTemplate(this.installDir!, dir, scratch, this.memoryMb, limit);
+      else {
+        writeProfileSettings(dir);
+        for (let i = 0; i < 2; i++) {
+          const r = await runGroup(this.unjailedCommand(scratch, [], dir), limit);
+          if (r.code === 0) break;
+          if (r.code !== 81 || i === 1) throw new Error(`exit ${r.code}: ${r.stderr.trim().slice(-300)}`);
         }
-      } catch (e) {
-        this.template = undefined;
-        throw new InfraError(
-          `LibreOffice failed to start${this.jailed ? " in its jail" : ""}: ${(e as Error).message}`,
-        );
-      } finally {
-        rmSync(scratch, { recursive: true, force: true });
       }
-      return dir;
-    })();
-    return this.template;
+    } catch (e) {
+      throw new InfraError(`LibreOffice failed to start${this.jailed ? " in its jail" : ""}: ${(e as Error).message}`);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+    return dir;
   }
 
   private async convert(files: Buffer[]): Promise<Array<Buffer | undefined>> {
