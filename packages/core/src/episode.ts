@@ -5,7 +5,7 @@ import { buildInitialMessages } from "./initial-messages.js";
 import type { PolicyInput, PolicyReply, ToolFormat } from "./policy.js";
 import { assertFiniteRewards, combineRewards } from "./reward.js";
 import type { Outcome, RolloutResult } from "./rollout-result.js";
-import { DEFAULT_TIMEOUTS, isLimit, startLimit, stopLimit, withTimeout } from "./timeout.js";
+import { DEFAULT_TIMEOUTS, DeadlineExceeded, isLimit, startLimit, stopLimit, withTimeout } from "./timeout.js";
 import { extractToolCalls, type ParsedToolCall, type ToolCallItem } from "./tool-calls.js";
 import type {
   AssistantMessage,
@@ -87,9 +87,6 @@ export interface StepResult extends Partial<EpisodeEnd> {
   /** The episode ended with this step; `outcome` (and `reward` when scored) are set. */
   done: boolean;
 }
-
-/** A tool call raced past the episode's deadline. */
-class DeadlineExceeded extends Error {}
 
 let counter = 0;
 

@@ -3,14 +3,12 @@ import { Episode, type EpisodeOptions } from "./episode.js";
 import { errorMessage, InfraError, isInfraError } from "./errors.js";
 import type { Policy, PolicyReply } from "./policy.js";
 import type { RolloutResult } from "./rollout-result.js";
-import { withTimeout } from "./timeout.js";
+import { DeadlineExceeded, withTimeout } from "./timeout.js";
 import type { Task } from "./types.js";
 
 export interface RolloutOptions extends EpisodeOptions {
   signal?: AbortSignal;
 }
-
-class DeadlineExceeded extends Error {}
 
 function policyFailure(e: unknown, policy: Policy): Error {
   return isInfraError(e)

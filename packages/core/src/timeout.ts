@@ -1,3 +1,8 @@
+/** An episode's overall deadline (`maxDurationMs`) passed: the one class the engine and the runner both match. */
+export class DeadlineExceeded extends Error {
+  override name = "DeadlineExceeded";
+}
+
 /** Default time limits of an episode's env calls (ms). */
 export const DEFAULT_TIMEOUTS = {
   /** `env.init`: creating per-rollout state must be cheap. */
