@@ -23,10 +23,12 @@ const tmp = () => mkdtempSync(join(tmpdir(), "bmx-new-"));
 
 const LAYOUT = [
   "README.md",
+  "audit.json",
   "fixtures/glossary.json",
   "fixtures/tasks.jsonl",
   "package.json",
   "skyrl/run.sh",
+  "src/audit.test.ts",
   "src/dataset.ts",
   "src/index.ts",
   "src/reference-policy.ts",
@@ -47,6 +49,7 @@ function linkDeps(dir: string): void {
   mkdirSync(join(nm, "@benchmax"), { recursive: true });
   mkdirSync(join(nm, "@types"), { recursive: true });
   symlinkSync(join(root, "packages/core"), join(nm, "@benchmax/core"));
+  symlinkSync(join(root, "packages/audit"), join(nm, "@benchmax/audit"));
   symlinkSync(realpathSync(join(root, "packages/core/node_modules/zod")), join(nm, "zod"));
   for (const p of ["vitest", "typescript", "tsup", "@types/node"]) {
     symlinkSync(realpathSync(join(root, "node_modules", p)), join(nm, p));
@@ -84,7 +87,7 @@ describe("benchmax new", () => {
     expect(tsc.out.trim()).toBe("");
     expect(tsc.code).toBe(0);
     const test = run([join(dir, "node_modules/vitest/vitest.mjs"), "run"], dir);
-    expect(test.out).toMatch(/4 passed/);
+    expect(test.out).toMatch(/5 passed/);
     expect(test.code).toBe(0);
     const build = run([join(dir, "node_modules/tsup/dist/cli-default.js")], dir);
     expect(build.code).toBe(0);
@@ -171,7 +174,7 @@ describe("benchmax new", () => {
       env: { ...process.env, CI: "1", npm_config_offline: "true", PATH: `${bin}:${process.env.PATH}` },
     });
     const all = `${r.stdout}\n${r.stderr}`;
-    expect(all).toMatch(/4 passed/);
+    expect(all).toMatch(/5 passed/);
     expect(all).toMatch(/word-demo/);
     expect(all).toMatch(/100\.0%/);
     expect(r.status).toBe(0);

@@ -65,11 +65,11 @@ export function findWorkspaceRoot(dir: string): string | undefined {
   }
 }
 
-function coreVersionOfThisCli(): string {
+function coreVersionOfThisCli(pkg = "core"): string {
   try {
     const root = dirname(templatesDir()).replace(/templates$/, "");
     const ws = findWorkspaceRoot(root);
-    const p = ws ? join(ws, "packages", "core", "package.json") : undefined;
+    const p = ws ? join(ws, "packages", pkg, "package.json") : undefined;
     if (p && existsSync(p)) return (JSON.parse(readFileSync(p, "utf8")) as { version: string }).version;
   } catch {
     /* fall through */
@@ -118,7 +118,7 @@ export function scaffoldEnv(options: ScaffoldOptions): ScaffoldResult {
   // which the registry may not have yet): a file: link to them, so that `npm install` never asks the registry for them
   const linked: Record<string, string> = {};
   if (!workspace) {
-    for (const pkg of ["@benchmax/core", "@benchmax/cli"]) {
+    for (const pkg of ["@benchmax/core", "@benchmax/cli", "@benchmax/audit"]) {
       const at = installedAbove(dirname(dir), pkg);
       if (at) linked[pkg] = `file:${relative(dir, at).split("\\").join("/")}`;
     }
@@ -131,6 +131,7 @@ export function scaffoldEnv(options: ScaffoldOptions): ScaffoldResult {
     coreVersion:
       options.coreVersion ?? (workspace ? "workspace:^" : (linked["@benchmax/core"] ?? `^${coreVersionOfThisCli()}`)),
     cliVersion: workspace ? "workspace:^" : (linked["@benchmax/cli"] ?? `^${cliVersion()}`),
+    auditVersion: workspace ? "workspace:^" : (linked["@benchmax/audit"] ?? `^${coreVersionOfThisCli("audit")}`),
     zodVersion: SCAFFOLD_VERSIONS.zod,
     typescriptVersion: SCAFFOLD_VERSIONS.typescript,
     tsupVersion: SCAFFOLD_VERSIONS.tsup,
