@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // CI's benchmark smoke: every bench/*.mjs still runs to the end and measures (bench/run.mjs exits 1 otherwise), and
 // the soak's rollouts through `benchmax serve` all finish. Timings are not gated (they depend on the machine); a
-// rollout that fails in the soak is a bug whatever the machine. The soak is shortened to 1,000 rollouts.
+// rollout that fails in the soak is a bug whatever the machine. The soak is shortened to 1,000 rollouts, and the
+// sessions-at-scale bench to 512 sessions.
 // Writes its results to a temporary folder, never over bench/results.*.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -14,7 +15,8 @@ const out = mkdtempSync(join(tmpdir(), "benchmax-bench-smoke-"));
 const run = spawnSync(process.execPath, [join(root, "bench", "run.mjs"), "--out", out], {
   cwd: root,
   stdio: ["ignore", "inherit", "inherit"],
-  env: { BENCHMAX_SOAK_ROLLOUTS: "1000", ...process.env },
+  // the sessions-at-scale bench at a small size (512 sessions, 1 s steps) instead of 16,384 sessions of 10 s steps
+  env: { BENCHMAX_SOAK_ROLLOUTS: "1000", BENCH_SESSIONS: "512", BENCH_SESSIONS_WAIT_MS: "1000", ...process.env },
 });
 if (run.status !== 0) {
   console.error(`bench smoke: bench/run.mjs exited ${run.status ?? run.signal} (a benchmark could not measure)`);
