@@ -50,6 +50,13 @@ export const CLIENT_SCRIPT = String.raw`
   var outcomeNames = Object.keys(data.outcomes);
   make("chart-outcomes", { type: "doughnut", data: { labels: outcomeNames, datasets: [{ data: outcomeNames.map(function (k) { return data.outcomes[k]; }),
     backgroundColor: outcomeNames.map(function (k) { return palette[k] || grey; }) }] }, options: { plugins: { legend: { position: "right" } } } });
+  if (data.rl) {
+    var ks = Object.keys(data.rl.passAtK);
+    make("chart-passk", { type: "line", data: { labels: ks.map(function (k) { return "k=" + k; }), datasets: [
+        { label: "pass@k", data: ks.map(function (k) { return data.rl.passAtK[k]; }), borderColor: blue, backgroundColor: blue },
+        { label: "max@k", data: ks.map(function (k) { return data.rl.maxAtK[k]; }), borderColor: green, backgroundColor: green }] },
+      options: { scales: { y: { beginAtZero: true, suggestedMax: 1 } } } });
+  }
   var th = data.turnsHistogram, thColors = [blue, green];
   make("chart-turns", { type: "bar", data: { labels: th.labels, datasets: Object.keys(th.series).map(function (k, i) {
       return { label: k, data: th.series[k], backgroundColor: thColors[i % 2] }; }) },
@@ -276,6 +283,7 @@ export const CLIENT_SCRIPT = String.raw`
     if (t.truncatedBy) fact(dl, "truncated by", t.truncatedBy);
     if (t.attempt) fact(dl, "attempt", String(t.attempt));
     if (t.usage) fact(dl, "usage", Object.keys(t.usage).map(function (k) { return k + " " + t.usage[k]; }).join(", "));
+    if (t.taskMeta) fact(dl, "task metadata", Object.keys(t.taskMeta).map(function (k) { return k + " " + t.taskMeta[k]; }).join(", "));
     head.appendChild(dl);
     viewer.appendChild(head);
     if (t.error) { var eb = el("div", "errorbox"); eb.appendChild(el("b", "", "error: ")); eb.appendChild(el("span", "", t.error)); viewer.appendChild(eb); }
@@ -289,6 +297,21 @@ export const CLIENT_SCRIPT = String.raw`
       rc.appendChild(tb);
     } else rc.appendChild(el("p", "muted", r[3] === null ? "not scored (" + idx.outcomes[r[2]] + ": errors are never scored)" : "no components"));
     viewer.appendChild(rc);
+    if (t.explain) {
+      // the env's own explanation of the reward: what it extracted beside the gold
+      var ex = el("div", "explain");
+      ex.appendChild(el("h4", "", "Answer vs gold"));
+      var edl = el("dl", "facts");
+      if (t.explain.extracted !== undefined) { fact(edl, "extracted", el("code", "extracted", t.explain.extracted)); }
+      if (t.explain.gold !== undefined) { fact(edl, "gold", el("code", "gold", t.explain.gold)); }
+      ex.appendChild(edl);
+      if (t.explain.diff && t.explain.diff.length) {
+        var ul = el("ul", "diff");
+        t.explain.diff.forEach(function (line) { ul.appendChild(el("li", "", line)); });
+        ex.appendChild(ul);
+      }
+      viewer.appendChild(ex);
+    }
     viewer.appendChild(el("h4", "", "Conversation (" + t.messages.length + " messages)"));
     var callNames = {};
     t.messages.forEach(function (m, n) {

@@ -26,11 +26,17 @@ export async function makeRunDir(dir: string, opts: { tasks?: number; accuracy?:
       format: completion.includes("<answer>") ? 1 : 0,
     }),
     rewardWeights: { exact_match: 0.9, format: 0.1 },
+    explainReward: (_id, messages, task) => {
+      const last = messages.at(-1);
+      const text = typeof last?.content === "string" ? last.content : "";
+      return { extracted: /<answer>(.*?)<\/answer>/.exec(text)?.[1] ?? "(none)", gold: String(task.groundTruth) };
+    },
   });
   const tasks = Array.from({ length: n }, (_, i) => ({
     id: `t${i}`,
     prompt: `${i} + ${i + 1}?`,
     groundTruth: 2 * i + 1,
+    meta: { level: i % 2 ? "hard" : "easy" },
   }));
   const policy = scriptedPolicy<(typeof tasks)[number]>(opts.policy ?? "scripted", ({ task, turn }) => {
     const i = Number(task.id.slice(1));

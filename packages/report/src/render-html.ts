@@ -78,6 +78,8 @@ table.components { width: auto; min-width: 240px; }
 .mhead .idx { margin-left: auto; }
 pre { white-space: pre-wrap; word-break: break-word; margin: 4px 0; font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 .msg.role-system pre.content { max-height: 220px; overflow: auto; }
+.explain code { background: #f3f4f7; padding: 1px 4px; border-radius: 3px; }
+.explain ul.diff { margin: 4px 0 8px; padding-left: 18px; font-size: 12px; }
 .toolcall { border: 1px dashed #9fc7ae; border-radius: 5px; padding: 4px 8px; margin: 6px 0; background: #f3faf5; }
 `;
 
@@ -114,6 +116,48 @@ ${gate}${mismatches}
   <div class="panel"><h3>Baseline vs this run</h3><div class="chart"><canvas id="chart-compare"></canvas></div></div>
   <div class="panel"><table id="compare-table"><thead><tr><th>metric</th><th class="num">baseline</th><th class="num">this run</th><th class="num">delta</th><th>status</th></tr></thead><tbody>${rows.join("\n")}</tbody></table></div>
 </div>`;
+}
+
+/** pass@k / max@k, group spread, tokens and response length, and the breakdown by task metadata. */
+function rlSection(data: ReportData): string {
+  const parts: string[] = [];
+  const rl = data.rl;
+  if (rl) {
+    const ks = Object.keys(rl.passAtK);
+    const cards = [
+      ...ks.map((k) => card(`pass@${k}`, pct(rl.passAtK[k]))),
+      ...ks.map((k) => card(`max@${k}`, num(rl.maxAtK[k]))),
+      card("groups (≥ 2 scored)", String(rl.groups)),
+      card("group reward std (mean)", num(rl.groupRewardStd)),
+      card("zero-variance groups", pct(rl.zeroVarianceShare)),
+    ].join("");
+    parts.push(`<div class="cards" id="rl-cards">${cards}</div>
+<div class="grid"><div class="panel"><h3>pass@k and max@k (unbiased, per task, averaged)</h3><div class="chart"><canvas id="chart-passk"></canvas></div></div></div>`);
+  }
+  const statRow = (name: string, st: { mean: number; p50: number; p95: number; max: number } | null | undefined) =>
+    st ? [name, num(st.mean, 1), num(st.p50, 0), num(st.p95, 0), num(st.max, 0)] : undefined;
+  const rows = [
+    statRow("prompt tokens", data.tokens?.prompt),
+    statRow("completion tokens", data.tokens?.completion),
+    statRow("total tokens", data.tokens?.total),
+    statRow("response characters", data.responseChars),
+  ].filter((r): r is string[] => r !== undefined);
+  if (rows.length)
+    parts.push(
+      `<h4>Tokens and response length per rollout</h4>${table(["", "mean", "p50", "p95", "max"], rows, "lengths")}`,
+    );
+  for (const [field, values] of Object.entries(data.breakdown ?? {})) {
+    const body = Object.entries(values).map(
+      ([v, x]) =>
+        `<tr data-value="${escapeHtml(v)}"><td>${escapeHtml(v)}</td><td class="num">${x.n}</td><td class="num">${x.scored}</td><td class="num">${pct(x.passRate)}</td><td class="num">${num(x.meanReward)}</td></tr>`,
+    );
+    parts.push(
+      `<h4>By ${escapeHtml(field)}</h4><table class="breakdown" data-field="${escapeHtml(field)}"><thead><tr><th>${escapeHtml(field)}</th><th class="num">rollouts</th><th class="num">scored</th><th class="num">pass rate</th><th class="num">mean reward</th></tr></thead><tbody>${body.join("")}</tbody></table>`,
+    );
+  }
+  if (!parts.length) return "";
+  return `<h2 id="rl">RL numbers</h2>
+${parts.join("\n")}`;
 }
 
 /** The transcripts inlined in the page (small runs), one JSON script element per chunk. */
@@ -180,6 +224,7 @@ export function renderHtml(data: ReportData, chartJs: string, transcriptsHtml = 
 <main>
 <h2 id="summary">Summary</h2>
 <div class="cards">${cards}</div>
+${rlSection(data)}
 ${baselineSection(data)}
 <h2 id="charts">Rewards and outcomes</h2>
 <div class="grid">

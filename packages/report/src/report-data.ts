@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { isScored, OUTCOMES, type RolloutResult } from "@benchmax/core";
+import { isScored, OUTCOMES, type RolloutResult, type RunSummary, summarize } from "@benchmax/core";
 import { type CompareOptions, type CompareResult, compareRuns, type GateSummary } from "./compare-runs.js";
 import { type LoadedRun, rolloutIdOf } from "./load-run.js";
 import { toolCallNames } from "./tool-calls.js";
@@ -79,6 +79,12 @@ export interface ReportData {
   /** Tasks by pass rate, in ten bins (with the baseline's tasks beside them). */
   taskPassHistogram: { labels: string[]; tasks: number[]; baseline?: number[] };
   components: string[];
+  /** pass@k, max@k, group spread (from summary.json, or computed from the results for older runs). */
+  rl?: RunSummary["rl"];
+  tokens?: RunSummary["tokens"];
+  responseChars?: RunSummary["responseChars"];
+  /** Per task metadata field with at least two values: per value n, pass rate, mean reward. */
+  breakdown?: RunSummary["breakdown"];
   index: { taskIds: string[]; outcomes: string[]; errors: string[]; rows: IndexRow[] };
   transcripts: { mode: "inline" | "sidecar" | "none"; chunks: number; dir?: string };
   baseline?: {
@@ -258,6 +264,15 @@ export function buildReportData(run: LoadedRun, baseline?: LoadedRun, options: B
   });
   store?.finish();
   const stored = loaded?.store ?? store;
+  // runs written before summary.json had RL numbers: compute them from the results (response length needs the
+  // full messages, which a report loads without, so it comes from summary.json only)
+  const rlSource =
+    summary.rl === undefined || summary.breakdown === undefined || summary.tokens === undefined
+      ? summarize(results, { env: summary.env, policy: summary.policy, passThreshold: summary.passThreshold ?? 1 })
+      : summary;
+  const breakdown = Object.fromEntries(
+    Object.entries(rlSource.breakdown ?? {}).filter(([, values]) => Object.keys(values).length >= 2),
+  );
 
   return {
     reportId: randomUUID(),
@@ -276,6 +291,10 @@ export function buildReportData(run: LoadedRun, baseline?: LoadedRun, options: B
     worstTasks,
     taskPassHistogram,
     components: [...components].sort(),
+    ...(rlSource.rl ? { rl: rlSource.rl } : {}),
+    ...(rlSource.tokens ? { tokens: rlSource.tokens } : {}),
+    ...(summary.responseChars ? { responseChars: summary.responseChars } : {}),
+    ...(Object.keys(breakdown).length ? { breakdown } : {}),
     index: { taskIds, outcomes: outcomeNames, errors, rows },
     transcripts: { mode: stored ? "inline" : "none", chunks: stored ? stored.chunks.length : 0 },
     ...(baseline

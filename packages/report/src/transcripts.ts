@@ -14,6 +14,10 @@ export interface Transcript {
   attempt?: number;
   error?: string;
   metadata?: Record<string, unknown>;
+  /** The env's explanation: the extracted answer beside the gold (reports are harness side). */
+  explain?: { extracted?: string; gold?: string; diff?: string[] };
+  /** The task's metadata fields (split, level, type…). */
+  taskMeta?: Record<string, string | number | boolean>;
 }
 
 /** Where a rollout's transcript lives: chunk number and position inside it. */
@@ -65,6 +69,8 @@ export function transcriptOf(r: RolloutResult, maxMessageChars = 100_000): Trans
   if (typeof r.attempt === "number") t.attempt = r.attempt;
   if (r.error) t.error = r.error;
   if (r.metadata) t.metadata = r.metadata;
+  if (r.explain) t.explain = r.explain;
+  if (r.taskMeta) t.taskMeta = r.taskMeta;
   return t;
 }
 
