@@ -18,12 +18,15 @@ Nothing here imports TRL.
 """
 
 import inspect
+import typing
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .env import BenchmaxEnv, openai_messages, task_prompts, text_of
 from .transport import BenchmaxClient, BenchmaxError
 
-_JSON_TYPES = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list, "object": dict}
+# transformers' get_json_schema (utils/chat_template_utils.py) maps int/float/str/bool, List[X] to an array and
+# anything else (dict) to an object: a bare `list` would come out as an object
+_JSON_TYPES: Dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool, "array": List[Any], "object": dict}
 _RESERVED = {"reset", "get_reward"}
 
 
@@ -273,11 +276,13 @@ def tool_schema(method: Callable[..., Any]) -> Dict[str, Any]:
         if "Args:\n" in doc and ":" in line
     )
     props, required = {}, []
-    names = {v: k for k, v in _JSON_TYPES.items()}
+    names = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object"}
     for p in sig.parameters.values():
         ann = p.annotation
-        base = getattr(ann, "__args__", (ann,))[0] if getattr(ann, "__origin__", None) is not None else ann
-        props[p.name] = {"type": names.get(base, "string"), "description": arg_docs.get(p.name, "")}
+        if typing.get_origin(ann) is typing.Union:  # Optional[X]
+            ann = [a for a in typing.get_args(ann) if a is not type(None)][0]
+        kind = "array" if typing.get_origin(ann) is list else names.get(ann, "object")
+        props[p.name] = {"type": kind, "description": arg_docs.get(p.name, "")}
         if p.default is inspect.Parameter.empty:
             required.append(p.name)
     return {"type": "function", "function": {"name": method.__name__, "description": desc, "parameters": {"type": "object", "properties": props, "required": required}}}
