@@ -65,3 +65,30 @@ describe("progressReporter without a TTY", () => {
     }
   });
 });
+
+describe("ETA (issue 27)", () => {
+  it("formats whole seconds first: never `2m60s`", async () => {
+    const { formatDuration } = await import("./progress.js");
+    expect(formatDuration(179.6)).toBe("3m00s");
+    expect(formatDuration(119.5)).toBe("2m00s");
+    expect(formatDuration(59.4)).toBe("59s");
+    expect(formatDuration(59.6)).toBe("1m00s");
+    expect(formatDuration(3599.7)).toBe("1h00m");
+    expect(formatDuration(3725)).toBe("1h02m");
+    expect(formatDuration(Number.NaN)).toBe("—");
+    for (let t = 0; t < 7300; t += 0.7) expect(formatDuration(t)).not.toMatch(/60[sm]/);
+  });
+
+  it("follows the mean pace since the start, so bursts of finishes do not make it flip", async () => {
+    const { etaSeconds } = await import("./progress.js");
+    expect(etaSeconds(0, 0, 100, 5000)).toBeUndefined();
+    // resumed rollouts do not count as pace
+    expect(etaSeconds(50, 50, 100, 5000)).toBeUndefined();
+    // 16 finish together at 10 s, then 16 more at 20 s: the estimate stays put across the burst
+    const a = etaSeconds(16, 0, 64, 10_000)!;
+    const b = etaSeconds(32, 0, 64, 20_000)!;
+    expect(a).toBeCloseTo(30);
+    expect(b).toBeCloseTo(20);
+    expect(a - b).toBeCloseTo(10);
+  });
+});

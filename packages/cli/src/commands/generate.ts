@@ -3,14 +3,17 @@ import { generateFromTraces, generateQa, type QaProgress } from "@benchmax/datag
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
 
-function int(name: string, v: string | undefined): number | undefined {
+/** Keep a flag's text as given (checked where it is used), so that numeric defaults can print as numbers. */
+const raw = (v: string): string | number => v;
+
+function int(name: string, v: string | number | undefined): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0) throw new UsageError(`${name} must be a whole number >= 0, got "${v}"`);
   return n;
 }
 
-function fraction(name: string, v: string | undefined): number | undefined {
+function fraction(name: string, v: string | number | undefined): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
   if (!Number.isFinite(n) || n < 0 || n > 1) throw new UsageError(`${name} must be a number in [0, 1], got "${v}"`);
@@ -64,22 +67,22 @@ export function register(program: Command): void {
     .description("production agent traces (chat messages, {input, output}, {prompt, completion}) → training rows")
     .requiredOption("--in <file>", "traces JSONL")
     .requiredOption("--out <file>", "training rows JSONL (the train split)")
-    .option("--eval-fraction <x>", "share of rows held out for eval by a stable hash (0..1)", "0")
+    .option("--eval-fraction <x>", "share of rows held out for eval by a stable hash (0..1)", raw, 0)
     .option("--eval-out <file>", "where the eval split goes (default OUT with .eval.jsonl)")
-    .option("--seed <s>", "salt of the split hash", "")
+    .option("--seed <s>", "salt of the split hash (default: none)")
     .option("--success-only", "keep only traces flagged successful")
     .option("--min-turns <n>", "keep traces with at least n assistant turns")
     .option("--max-turns <n>", "keep traces with at most n assistant turns")
     .option("--keep-system", "keep the traces' own system messages")
     .option("--no-scrub", "do not replace emails, phone numbers, API keys and card numbers")
-    .option("--max-errors <n>", "bad lines to list", "20")
+    .option("--max-errors <n>", "bad lines to list", raw, 20)
     .option("--json", "print the stats as JSON")
     .action(async (flags: Record<string, string | boolean | undefined>) => {
       const res = await generateFromTraces({
         in: flags.in as string,
         out: flags.out as string,
         evalOut: flags.evalOut as string | undefined,
-        evalFraction: fraction("--eval-fraction", flags.evalFraction as string),
+        evalFraction: fraction("--eval-fraction", flags.evalFraction as string | number),
         seed: flags.seed as string,
         requireSuccess: flags.successOnly === true,
         minTurns: int("--min-turns", flags.minTurns as string | undefined),
@@ -98,7 +101,7 @@ export function register(program: Command): void {
             `\n  filtered: ${f.success} not successful, ${f.turns} outside the turn range, ${f.no_answer} without a final answer, ${f.duplicate} duplicates` +
             `\n  scrubbed: ${s.pii.email} emails, ${s.pii.phone} phone numbers, ${s.pii.api_key} API keys, ${s.pii.card} card numbers\n`,
         );
-        const max = int("--max-errors", flags.maxErrors as string) ?? 20;
+        const max = int("--max-errors", flags.maxErrors as string | number) ?? 20;
         if (res.errors.length) {
           process.stderr.write(`${res.errors.length} bad line${res.errors.length === 1 ? "" : "s"}:\n`);
           for (const e of res.errors.slice(0, max)) {
@@ -120,16 +123,16 @@ export function register(program: Command): void {
     .option("--base-url <url>", "OpenAI-compatible endpoint (default OPENAI_BASE_URL or api.openai.com)")
     .option("--api-key <key>", "API key (default OPENAI_API_KEY)")
     .option("--multi-hop", "two-hop questions over linked chunks of different documents")
-    .option("--per-chunk <k>", "pairs asked per chunk", "2")
-    .option("--concurrency <c>", "requests in flight", "4")
-    .option("--chunk-chars <n>", "chunk size in characters", "1200")
-    .option("--seed <s>", "salt of the chunk order", "")
+    .option("--per-chunk <k>", "pairs asked per chunk", raw, 2)
+    .option("--concurrency <c>", "requests in flight", raw, 4)
+    .option("--chunk-chars <n>", "chunk size in characters", raw, 1200)
+    .option("--seed <s>", "salt of the chunk order (default: none)")
     .option("--temperature <t>", "sampling temperature")
     .option("--fresh", "start over instead of resuming OUT")
     .option("--quiet", "no progress output")
     .option("--json", "print the stats as JSON")
     .action(async (flags: Record<string, string | boolean | undefined>) => {
-      const n = int("--n", flags.n as string);
+      const n = int("--n", flags.n as string | number);
       if (!n) throw new UsageError(`--n must be a positive integer, got "${flags.n}"`);
       if (!flags.model) throw new UsageError("--model is required (or set BENCHMAX_MODEL)");
       const progress = qaProgress(flags.quiet === true || flags.json === true);
@@ -143,9 +146,9 @@ export function register(program: Command): void {
           baseURL: flags.baseUrl as string | undefined,
           apiKey: flags.apiKey as string | undefined,
           multiHop: flags.multiHop === true,
-          perChunk: int("--per-chunk", flags.perChunk as string) || 2,
-          concurrency: int("--concurrency", flags.concurrency as string) || 4,
-          chunking: { maxChars: int("--chunk-chars", flags.chunkChars as string) || 1200 },
+          perChunk: int("--per-chunk", flags.perChunk as string | number) || 2,
+          concurrency: int("--concurrency", flags.concurrency as string | number) || 4,
+          chunking: { maxChars: int("--chunk-chars", flags.chunkChars as string | number) || 1200 },
           seed: flags.seed as string,
           temperature: flags.temperature !== undefined ? Number(flags.temperature) : undefined,
           fresh: flags.fresh === true,
