@@ -61,6 +61,12 @@ describe("refuseExternalRefs", () => {
     expect(sheet).not.toContain("host.xlsx");
   });
 
+  it("an empty self-closing cell before a refused one stays as it is", () => {
+    const book = rawSheetXlsx(['<c r="A1" s="0"/>', `<c r="B1"><f>[1]Sheet1!A1</f><v>7</v></c>`, '<c r="C1"/>']);
+    const sheet = text(refuseExternalRefs(book).xlsx, "xl/worksheets/sheet1.xml");
+    expect(sheet).toContain('<c r="A1" s="0"/><c r="B1" t="e"><v>#REF!</v></c><c r="C1"/>');
+  });
+
   it("a clean workbook is returned as it is (same bytes)", () => {
     const book = rawSheetXlsx(['<c r="A1"><f>SUM(B1:B3)</f></c>']);
     const r = refuseExternalRefs(book);

@@ -54,6 +54,9 @@ export function externalReason(formula: string): string | null {
   return null;
 }
 
+/** A cell with content: `<c …>…</c>` (a self-closing `<c …/>` never matches, so it cannot swallow the next cell). */
+const CELL = /<c\b((?:[^>/]|\/(?!>))*)>([\s\S]*?)<\/c>/g;
+
 const REF_CELL = (attrs: string) => {
   const a = attrs.replace(/\s+t="[^"]*"/, "");
   return `<c${a} t="e"><v>#REF!</v></c>`;
@@ -64,7 +67,7 @@ function sheetXml(xml: string, part: string, out: Refusal[]): string {
   // shared formulas: a refused master takes its whole group with it
   const refusedShared = new Set<string>();
   let changed = false;
-  let next = xml.replace(/<c\b([^>]*?)>([\s\S]*?)<\/c>/g, (whole, attrs: string, inner: string) => {
+  let next = xml.replace(CELL, (whole, attrs: string, inner: string) => {
     const f = /<f\b([^>]*)>([\s\S]*?)<\/f>/.exec(inner);
     if (!f) return whole;
     const why = externalReason(unescapeXml(f[2]!));
@@ -77,7 +80,7 @@ function sheetXml(xml: string, part: string, out: Refusal[]): string {
     return REF_CELL(attrs);
   });
   if (refusedShared.size) {
-    next = next.replace(/<c\b([^>]*?)>([\s\S]*?)<\/c>/g, (whole, attrs: string, inner: string) => {
+    next = next.replace(CELL, (whole, attrs: string, inner: string) => {
       const f = /<f\b([^>]*)\/>/.exec(inner);
       const si = f && /\bt="shared"/.test(f[1]!) ? /\bsi="(\d+)"/.exec(f[1]!)?.[1] : undefined;
       if (si === undefined || !refusedShared.has(si)) return whole;
