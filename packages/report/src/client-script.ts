@@ -57,6 +57,13 @@ export const CLIENT_SCRIPT = String.raw`
         { label: "max@k", data: ks.map(function (k) { return data.rl.maxAtK[k]; }), borderColor: green, backgroundColor: green }] },
       options: { scales: { y: { beginAtZero: true, suggestedMax: 1 } } } });
   }
+  if (data.series) {
+    var hues = ["#3b6fd8", "#2e9d5b", "#c2410c", "#7c3aed", "#e0a526", "#0e7490", "#be185d", "#4d7c0f", "#6b7280", "#9333ea"];
+    var sm = data.series.metrics;
+    make("chart-runs", { type: "line", data: { labels: data.series.runs.map(function (r) { return r.label; }),
+        datasets: Object.keys(sm).map(function (k, i) { return { label: k, data: sm[k], borderColor: hues[i % hues.length], backgroundColor: hues[i % hues.length], spanGaps: true }; }) },
+      options: { scales: { y: { beginAtZero: true } } } });
+  }
   var th = data.turnsHistogram, thColors = [blue, green];
   make("chart-turns", { type: "bar", data: { labels: th.labels, datasets: Object.keys(th.series).map(function (k, i) {
       return { label: k, data: th.series[k], backgroundColor: thColors[i % 2] }; }) },

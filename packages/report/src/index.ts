@@ -25,8 +25,10 @@ export {
   type IndexRow,
   type ReportData,
   type RolloutRow,
+  type RunSeries,
   rewardHistogram,
   rolloutRows,
+  runSeries,
   type TaskRow,
 } from "./report-data.js";
 export { toolCallNames } from "./tool-calls.js";

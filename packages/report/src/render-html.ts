@@ -160,6 +160,24 @@ function rlSection(data: ReportData): string {
 ${parts.join("\n")}`;
 }
 
+/** Curves across runs: every metric per run, as a chart and a table. */
+function seriesSection(data: ReportData): string {
+  const s = data.series;
+  if (!s) return "";
+  const head = ["metric", ...s.runs.map((r) => r.label)];
+  const rows = Object.entries(s.metrics).map(
+    ([k, vs]) =>
+      `<tr data-metric="${escapeHtml(k)}"><td>${escapeHtml(k)}</td>${vs.map((v) => `<td class="num">${num(v)}</td>`).join("")}</tr>`,
+  );
+  return `
+<h2 id="runs">Across ${s.runs.length} runs</h2>
+<p class="meta">${s.runs.map((r) => `<code>${escapeHtml(r.dir)}</code> (${r.n} rollouts)`).join(" → ")}</p>
+<div class="grid">
+  <div class="panel"><h3>Reward, pass rate and components per run</h3><div class="chart tall"><canvas id="chart-runs"></canvas></div></div>
+  <div class="panel"><table id="runs-table"><thead><tr>${head.map((h) => `<th>${escapeHtml(h)}</th>`).join("")}</tr></thead><tbody>${rows.join("\n")}</tbody></table></div>
+</div>`;
+}
+
 /** The transcripts inlined in the page (small runs), one JSON script element per chunk. */
 export function inlineTranscripts(chunks: string[]): string {
   return chunks
@@ -225,6 +243,7 @@ export function renderHtml(data: ReportData, chartJs: string, transcriptsHtml = 
 <h2 id="summary">Summary</h2>
 <div class="cards">${cards}</div>
 ${rlSection(data)}
+${seriesSection(data)}
 ${baselineSection(data)}
 <h2 id="charts">Rewards and outcomes</h2>
 <div class="grid">

@@ -85,6 +85,8 @@ export interface ReportData {
   responseChars?: RunSummary["responseChars"];
   /** Per task metadata field with at least two values: per value n, pass rate, mean reward. */
   breakdown?: RunSummary["breakdown"];
+  /** Curves across several runs (`benchmax report A B C`): one point per run, in the order given, this run last. */
+  series?: RunSeries;
   index: { taskIds: string[]; outcomes: string[]; errors: string[]; rows: IndexRow[] };
   transcripts: { mode: "inline" | "sidecar" | "none"; chunks: number; dir?: string };
   baseline?: {
@@ -96,7 +98,48 @@ export interface ReportData {
   };
 }
 
+/** Per-metric values across runs (null where a run lacks the metric). */
+export interface RunSeries {
+  runs: { dir: string; label: string; n: number; startedAt?: string }[];
+  metrics: Record<string, (number | null)[]>;
+}
+
+/** The metrics drawn across runs: mean reward, pass rate, error rate, each component, pass@k, zero-variance share. */
+export function runSeries(runs: { dir: string; summary: RunSummary }[]): RunSeries {
+  const rows = runs.map(({ summary: s }) => {
+    const m: Record<string, number | null> = {
+      reward: s.reward?.mean ?? null,
+      "pass rate": s.passRate ?? null,
+      "error rate": s.n ? ((s.outcomes?.env_error ?? 0) + (s.outcomes?.infra_error ?? 0)) / s.n : null,
+    };
+    for (const [k, v] of Object.entries(s.components ?? {})) m[k] = v;
+    for (const [k, v] of Object.entries(s.rl?.passAtK ?? {})) m[`pass@${k}`] = v;
+    if (s.rl) m["zero-variance share"] = s.rl.zeroVarianceShare;
+    return m;
+  });
+  const names: string[] = [];
+  for (const r of rows) for (const k of Object.keys(r)) if (!names.includes(k)) names.push(k);
+  const labels = runs.map(
+    (r) =>
+      r.dir
+        .replace(/[\\/]+$/, "")
+        .split(/[\\/]/)
+        .pop() || r.dir,
+  );
+  return {
+    runs: runs.map((r, i) => ({
+      dir: r.dir,
+      label: labels.filter((l) => l === labels[i]).length > 1 ? `${labels[i]} (${i + 1})` : labels[i]!,
+      n: r.summary.n,
+      ...(r.summary.startedAt ? { startedAt: r.summary.startedAt } : {}),
+    })),
+    metrics: Object.fromEntries(names.map((k) => [k, rows.map((r) => r[k] ?? null)])),
+  };
+}
+
 export interface BuildOptions {
+  /** Earlier runs to draw curves across, oldest first (this run is the last point). */
+  series?: LoadedRun[];
   /**
    * Collects each rollout's transcript, for a run loaded without a store (a run loaded with one already has its
    * transcripts stored). Without either, the page has no transcripts.
@@ -295,6 +338,14 @@ export function buildReportData(run: LoadedRun, baseline?: LoadedRun, options: B
     ...(rlSource.tokens ? { tokens: rlSource.tokens } : {}),
     ...(summary.responseChars ? { responseChars: summary.responseChars } : {}),
     ...(Object.keys(breakdown).length ? { breakdown } : {}),
+    ...(options.series?.length
+      ? {
+          series: runSeries([
+            ...options.series.map(withRl),
+            { dir: run.dir, summary: { ...summary, ...(rlSource.rl ? { rl: rlSource.rl } : {}) } },
+          ]),
+        }
+      : {}),
     index: { taskIds, outcomes: outcomeNames, errors, rows },
     transcripts: { mode: stored ? "inline" : "none", chunks: stored ? stored.chunks.length : 0 },
     ...(baseline
@@ -308,6 +359,17 @@ export function buildReportData(run: LoadedRun, baseline?: LoadedRun, options: B
         }
       : {}),
   };
+}
+
+/** A loaded run whose summary has its RL numbers (computed from the results when summary.json predates them). */
+function withRl(r: LoadedRun): { dir: string; summary: RunSummary } {
+  if (r.summary.rl !== undefined) return r;
+  const s = summarize(r.results, {
+    env: r.summary.env,
+    policy: r.summary.policy,
+    passThreshold: r.summary.passThreshold ?? 1,
+  });
+  return { dir: r.dir, summary: s.rl ? { ...r.summary, rl: s.rl } : r.summary };
 }
 
 /** The rollouts of a report, decoded from its compact index (in the page's order). */

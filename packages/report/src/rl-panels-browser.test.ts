@@ -72,4 +72,34 @@ describe.skipIf(!available)("the report's RL panels in headless Chromium", () =>
     expect(errors).toEqual([]);
     await page.close();
   }, 60_000);
+
+  it("draws each metric's curve across several runs (benchmax report A B C)", async () => {
+    const accuracies = [0.25, 0.5, 0.75];
+    const dirs = accuracies.map((_, i) => join(root, `series-${i}`));
+    for (const [i, d] of dirs.entries()) await makeRunDir(d, { tasks: 8, accuracy: accuracies[i]! });
+    const path = await writeReport(dirs[2]!, { series: dirs.slice(0, 2) });
+    const page = await browser!.newPage({ viewport: { width: 1400, height: 900 } });
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.goto(pathToFileURL(path).href);
+    await page.waitForSelector("body[data-ready]");
+    const curves = await page.evaluate(() => {
+      const w = globalThis as unknown as {
+        benchmaxCharts: Record<string, { data: { labels: string[]; datasets: { label: string; data: number[] }[] } }>;
+      };
+      const c = w.benchmaxCharts["chart-runs"]!;
+      return { labels: c.data.labels, sets: Object.fromEntries(c.data.datasets.map((d) => [d.label, d.data])) };
+    });
+    expect(curves.labels).toEqual(["series-0", "series-1", "series-2"]);
+    expect(curves.sets["pass rate"]).toEqual([0.25, 0.5, 0.75]);
+    expect(curves.sets.exact_match).toEqual([0.25, 0.5, 0.75]);
+    expect(curves.sets["pass@2"]).toEqual([0.25, 0.5, 0.75]);
+    await page.evaluate(() =>
+      (document.getElementById("runs") as unknown as { scrollIntoView(): void }).scrollIntoView(),
+    );
+    mkdirSync(OUT, { recursive: true });
+    await page.screenshot({ path: join(OUT, "report-across-runs.png") });
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
 });

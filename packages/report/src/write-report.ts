@@ -11,6 +11,8 @@ import { clearSidecar, TranscriptStore } from "./transcripts.js";
 export interface WriteReportOptions {
   /** A baseline run dir to compare against. */
   baseline?: string;
+  /** Earlier run dirs, oldest first: the page draws each metric's curve across them and this run. */
+  series?: string[];
   /** Where to write (default `<runDir>/report.html`). */
   out?: string;
   /**
@@ -61,7 +63,11 @@ export async function writeReportFiles(runDir: string, options: WriteReportOptio
   const run = loadRun(runDir, { transcripts: store, dropMessages: true });
   store?.finish();
   const baseline = options.baseline ? loadRun(options.baseline, { dropMessages: true }) : undefined;
-  const data = buildReportData(run, baseline, options.compare ? { compare: options.compare } : {});
+  const series = options.series?.map((d) => loadRun(d, { dropMessages: true }));
+  const data = buildReportData(run, baseline, {
+    ...(options.compare ? { compare: options.compare } : {}),
+    ...(series?.length ? { series } : {}),
+  });
   const out = options.out ?? join(runDir, "report.html");
   const sidecarName = `${basename(out).replace(/\.html?$/i, "")}.transcripts`;
   const sidecarDir = join(dirname(out), sidecarName);

@@ -63,4 +63,19 @@ describe("benchmax report", () => {
     expect(r.stderr).toMatch(/not a run dir: no results\.jsonl/);
     expect(existsSync(join(empty, "report.html"))).toBe(false);
   });
+
+  it("with several run dirs writes the last one's report with a curve per metric across them", async () => {
+    const a = runDir([0, 0, 1]);
+    const b = runDir([0, 1, 1]);
+    const c = runDir([1, 1, 1]);
+    const r = await run(["report", a, b, c]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(join(c, "report.html"));
+    const html = readFileSync(join(c, "report.html"), "utf8");
+    expect(html).toContain('<h2 id="runs">Across 3 runs</h2>');
+    expect(html).toContain('<canvas id="chart-runs">');
+    const row = html.match(/<tr data-metric="exact_match">(.*?)<\/tr>/)![1]!;
+    expect([...row.matchAll(/<td class="num">([^<]*)<\/td>/g)].map((m) => m[1])).toEqual(["0.333", "0.667", "1"]);
+    expect(existsSync(join(a, "report.html"))).toBe(false);
+  });
 });
