@@ -1,84 +1,53 @@
 import { spawnSync } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
+// a plain .mjs script (scripts/pack.d.mts types it): the same code as `npm run pack`
+import { packAll, publicPackages } from "../../../scripts/pack.mjs";
+
 /**
- * The packaging check: pack the public packages with `pnpm pack` (workspace:* becomes a real version), install the
- * tarballs with plain npm into a project outside the workspace, import them from an .mjs file and run a rollout.
+ * The packaging check, as a new user meets the packages: `npm run pack` (scripts/pack.mjs: `pnpm pack` of every public
+ * package, so workspace:* becomes a real version), then a bare `npm init -y` project outside the workspace that
+ * installs every tarball with plain npm, runs the README quickstarts under `npx tsc --init` defaults and plain node,
+ * and the CLI through npx.
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
-const pnpm = join(root, "scripts/pnpm.mjs");
 
-interface Target {
-  name: string;
-  dir: string;
-}
-const core: Target = { name: "@benchmax/core", dir: "packages/core" };
-const math: Target = { name: "@benchmax/env-math", dir: "envs/math" };
-const excel: Target = { name: "@benchmax/env-excel", dir: "envs/excel" };
-const report: Target = { name: "@benchmax/report", dir: "packages/report" };
-const mcp: Target = { name: "@benchmax/mcp", dir: "packages/mcp" };
-const server: Target = { name: "@benchmax/server", dir: "packages/server" };
-const crm: Target = { name: "@benchmax/env-crm", dir: "envs/crm" };
-const wikipedia: Target = { name: "@benchmax/env-wikipedia", dir: "envs/wikipedia" };
-// env-excel is packed once its fixtures (the embedded SpreadsheetBench-shaped tasks) are in the repo
-const excelReady = existsSync(join(root, excel.dir, "fixtures/spreadsheetbench/dataset.json"));
-if (!excelReady)
-  console.warn("release-check: env-excel skipped: envs/excel/fixtures/spreadsheetbench is not there yet");
-const targets = [core, math, report, mcp, server, crm, wikipedia, ...(excelReady ? [excel] : [])];
+const all = publicPackages();
+const targets = all.map((p) => ({ name: p.name, dir: p.dir }));
+const excelReady = existsSync(join(root, "envs/excel/fixtures/spreadsheetbench/dataset.json"));
 
 /** Every TypeScript block of the public packages' READMEs (packages/*, envs/*): the quickstarts users copy. */
 function readmeQuickstarts(): Array<{ name: string; file: string; code: string }> {
   const out: Array<{ name: string; file: string; code: string }> = [];
-  for (const group of ["packages", "envs"]) {
-    for (const d of readdirSync(join(root, group)).sort()) {
-      const pkgPath = join(root, group, d, "package.json");
-      const readme = join(root, group, d, "README.md");
-      if (!existsSync(pkgPath) || !existsSync(readme)) continue;
-      const pkg = JSON.parse(readFileSync(pkgPath, "utf8")) as { private?: boolean };
-      if (pkg.private) continue;
-      const blocks = [...readFileSync(readme, "utf8").matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
-      blocks.forEach((code, i) => {
-        out.push({ name: `${d}-${i + 1}`, file: `${group}/${d}/README.md`, code });
-      });
-    }
+  for (const p of all) {
+    const readme = join(root, p.dir, "README.md");
+    if (!existsSync(readme)) continue;
+    const blocks = [...readFileSync(readme, "utf8").matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    const d = p.dir.split("/")[1]!;
+    blocks.forEach((code, i) => {
+      out.push({ name: `${d}-${i + 1}`, file: `${p.dir}/README.md`, code });
+    });
   }
   return out;
 }
 
+const npmEnv = {
+  ...process.env,
+  npm_config_update_notifier: "false",
+  npm_config_fund: "false",
+  npm_config_audit: "false",
+};
+
 function sh(cmd: string, args: string[], cwd: string, timeout = 180_000) {
-  const r = spawnSync(cmd, args, {
-    cwd,
-    encoding: "utf8",
-    timeout,
-    env: { ...process.env, npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false" },
-  });
+  const r = spawnSync(cmd, args, { cwd, encoding: "utf8", timeout, env: npmEnv });
   const out = `${r.stdout ?? ""}${r.stderr ?? ""}`;
   if (r.status !== 0)
     throw new Error(`${cmd} ${args.join(" ")} (in ${cwd}) failed with ${r.status}:\n${out.slice(-4000)}`);
   return out;
-}
-
-/** dist/index.js missing, or older than a source file or package.json. */
-function needsBuild(dir: string): boolean {
-  const out = join(dir, "dist/index.js");
-  if (!existsSync(out)) return true;
-  const built = statSync(out).mtimeMs;
-  const newer = (p: string): boolean =>
-    statSync(p).isDirectory() ? readdirSync(p).some((e) => newer(join(p, e))) : statSync(p).mtimeMs > built;
-  return newer(join(dir, "src")) || newer(join(dir, "package.json"));
 }
 
 let work: string;
@@ -87,34 +56,21 @@ const tarballs = new Map<string, string>();
 
 beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), "benchmax-release-check-"));
-  const packs = join(work, "packs");
-  mkdirSync(packs);
-  for (const t of targets) {
-    const dir = join(root, t.dir);
-    // turbo builds these before this test (they are devDependencies); build here when run on its own and stale
-    if (needsBuild(dir)) sh(process.execPath, [join(root, "node_modules/tsup/dist/cli-default.js")], dir);
-    const before = new Set(readdirSync(packs));
-    sh(process.execPath, [pnpm, "-C", t.dir, "pack", "--pack-destination", packs], root);
-    const made = readdirSync(packs).filter((f) => !before.has(f));
-    expect(made).toHaveLength(1);
-    tarballs.set(t.name, join(packs, made[0]!));
-  }
+  const made = packAll({ outDir: join(work, "packs") });
+  for (const m of made) tarballs.set(m.name, m.tarball);
+  // a bare project, as `npm init -y` makes it, made ESM as the READMEs say ("type": "module")
   project = join(work, "project");
   mkdirSync(project);
-  const deps = Object.fromEntries(targets.map((t) => [t.name, `file:${tarballs.get(t.name)}`]));
-  // what a TypeScript user has beside the packages: the compiler and Node's types (for the README check)
-  const devDependencies = { typescript: "5.9.3", "@types/node": "20.19.43" };
-  writeFileSync(
-    join(project, "package.json"),
-    JSON.stringify(
-      { name: "release-check-project", private: true, type: "module", dependencies: deps, devDependencies },
-      null,
-      2,
-    ),
+  sh("npm", ["init", "-y"], project);
+  sh("npm", ["pkg", "set", "type=module"], project);
+  // one plain `npm i` of every tarball (the CLI included) and the compiler; third-party deps from the registry
+  sh(
+    "npm",
+    ["install", "--prefer-offline", "--loglevel=error", ...made.map((m) => m.tarball), "typescript@5.9.3"],
+    project,
+    400_000,
   );
-  // one install; third-party deps (zod, openai, …) come from the registry or npm's cache
-  sh("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], project, 200_000);
-}, 300_000);
+}, 900_000);
 
 afterAll(() => {
   if (work && !process.env.KEEP) rmSync(work, { recursive: true, force: true });
@@ -216,53 +172,77 @@ console.log(JSON.stringify({ env: env.name, outcome: r.outcome, reward: r.reward
     expect(JSON.parse(out)).toMatchObject({ env: "excel", outcome: "completed", error: null });
   });
 
-  it("type-check every README quickstart (packages/*/README.md, envs/*/README.md) against the packed packages", () => {
+  it("every public package was packed and installed: the CLI and every library it pulls in", () => {
+    expect([...tarballs.keys()].sort()).toEqual(targets.map((t) => t.name).sort());
+    for (const n of ["@benchmax/cli", "@benchmax/datagen", "@benchmax/skyrl", "@benchmax/core"]) {
+      expect(tarballs.has(n), n).toBe(true);
+    }
+  });
+
+  it("runs every README quickstart as written, under `npx tsc --init` defaults, then with plain node", () => {
     const blocks = readmeQuickstarts();
     expect(blocks.length).toBeGreaterThan(5);
-    const dir = join(project, "readme");
+    const dir = join(project, "quickstarts");
     mkdirSync(dir);
-    for (const b of blocks) writeFileSync(join(dir, `${b.name}.ts`), `// ${b.file}\n${b.code}\nexport {};\n`);
-    // beside the READMEs: a typed env is usable wherever an Env is expected, and createEnv is typed as written
+    // what the READMEs say lies beside a quickstart: the notes MCP server, and two run dirs for the report
     writeFileSync(
-      join(dir, "env-types.ts"),
-      `import type { Env, Task } from "@benchmax/core";
-import excel, { type ExcelTask } from "@benchmax/env-excel";
-import { createMathEnv } from "@benchmax/env-math";
-const typed: Env<ExcelTask> = excel.createEnv({});
-const plain: Env = typed;
-const envs: Env<Task>[] = [plain, createMathEnv()];
-export { envs };
-`,
+      join(dir, "notes-server.mjs"),
+      readFileSync(join(root, "examples/mcp-notes/src/notes-server.mjs"), "utf8"),
     );
-    // names the README fragments take from the text around them
-    writeFileSync(
-      join(dir, "context.d.ts"),
-      `declare const env: import("@benchmax/core").Env;
-declare const myPolicy: import("@benchmax/core").Policy;
-`,
-    );
-    writeFileSync(
-      join(dir, "tsconfig.json"),
-      JSON.stringify({
-        compilerOptions: {
-          target: "ES2022",
-          module: "NodeNext",
-          moduleResolution: "NodeNext",
-          lib: ["ES2023"],
-          strict: true,
-          skipLibCheck: true,
-          noEmit: true,
-          types: ["node"],
-        },
-        include: ["*.ts"],
-      }),
-    );
-    const r = spawnSync(process.execPath, [join(project, "node_modules/typescript/bin/tsc"), "-p", dir], {
-      cwd: project,
-      encoding: "utf8",
-    });
-    // each error names the README it came from: readme/<package>-<n>.ts
-    expect(`${r.stdout}${r.stderr}`.trim()).toBe("");
-    expect(r.status).toBe(0);
-  });
+    for (const out of ["runs/math-base", "runs/math-new"]) {
+      sh("npx", ["benchmax", "eval", "math", "--limit", "3", "--out", out, "--quiet"], dir);
+    }
+    for (const b of blocks) writeFileSync(join(dir, `${b.name}.ts`), b.code);
+    // the tsconfig.json a new user gets (TypeScript 5.9: noUncheckedIndexedAccess, exactOptionalPropertyTypes,
+    // verbatimModuleSyntax, module nodenext)
+    sh("npx", ["tsc", "--init"], dir);
+    const tsc = spawnSync("npx", ["tsc", "-p", "."], { cwd: dir, encoding: "utf8", env: npmEnv });
+    // each error names the README it came from: <package>-<n>.ts
+    expect(`${tsc.stdout}${tsc.stderr}`.trim()).toBe("");
+    expect(tsc.status).toBe(0);
+    for (const b of blocks) {
+      const r = spawnSync(process.execPath, [`${b.name}.js`], { cwd: dir, encoding: "utf8", timeout: 120_000 });
+      expect(`${b.file} (${b.name}) exit ${r.status}: ${r.stderr.slice(-2000)}`).toBe(`${b.file} (${b.name}) exit 0: `);
+    }
+  }, 600_000);
+
+  it("runs the CLI with npx: version, eval on bundled fixtures, and `new` outside any repo", () => {
+    expect(sh("npx", ["benchmax", "--version"], project).trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    const out = sh("npx", ["benchmax", "eval", "math", "--limit", "2", "--json", "--out", "runs/cli"], project);
+    expect(JSON.parse(out.slice(out.indexOf("{")))).toMatchObject({ env: "math", n: 2 });
+    const made = sh("npx", ["benchmax", "new", "my-env"], project);
+    const pkg = JSON.parse(readFileSync(join(project, "my-env/package.json"), "utf8"));
+    // a name the user can publish (not our scope), and a core that installs before core is on the registry
+    expect(pkg.name).not.toMatch(/^@benchmax\//);
+    expect(made).not.toMatch(/@benchmax\/env-my-env/);
+    const core = pkg.dependencies["@benchmax/core"] as string;
+    if (core.startsWith("file:"))
+      expect(existsSync(resolve(project, "my-env", core.slice(5), "package.json"))).toBe(true);
+    else expect(core).toMatch(/^\^\d+\.\d+\.\d+$/);
+  }, 300_000);
+
+  it("releases as a dry run: changeset version in a copy of the repo, then npm publish --dry-run of each tarball", () => {
+    const copy = join(work, "repo");
+    mkdirSync(copy);
+    // the committed tree (what CI releases), without node_modules
+    const archive = spawnSync("git", ["archive", "--format=tar", "HEAD"], { cwd: root, maxBuffer: 1 << 30 });
+    expect(archive.status).toBe(0);
+    const untar = spawnSync("tar", ["-x", "-C", copy], { input: archive.stdout });
+    expect(untar.status).toBe(0);
+    const pending = readdirSync(join(copy, ".changeset")).filter((f) => f.endsWith(".md") && f !== "README.md");
+    const changeset = join(root, "node_modules/@changesets/cli/bin.js");
+    sh(process.execPath, [changeset, "version"], copy);
+    expect(readdirSync(join(copy, ".changeset")).filter((f) => f.endsWith(".md") && f !== "README.md")).toEqual([]);
+    if (pending.length) {
+      const bumped = all.filter((p) => {
+        const v = JSON.parse(readFileSync(join(copy, p.dir, "package.json"), "utf8")).version as string;
+        return v !== p.version && existsSync(join(copy, p.dir, "CHANGELOG.md"));
+      });
+      expect(bumped.length).toBeGreaterThan(0);
+    }
+    for (const [name, tgz] of tarballs) {
+      const r = sh("npm", ["publish", "--dry-run", "--access", "public", tgz], work);
+      expect(r, name).toContain(`+ ${name}@`);
+    }
+  }, 300_000);
 });
