@@ -272,11 +272,11 @@ export const ATTACKS: Attack[] = [
   {
     kind: "script",
     name: "tool-spam",
-    description: "every reply fills the per-reply tool-call cap with placeholder calls, then an empty answer",
-    maxTurns: 3,
+    description: "one reply past the per-reply tool-call cap with placeholder calls, then an empty answer",
+    maxTurns: 2,
     scanToolErrors: true,
     reply: (ctx, turn) => {
-      if (turn >= 2 || ctx.tools.length === 0) return { role: "assistant", content: "" };
+      if (turn >= 1 || ctx.tools.length === 0) return { role: "assistant", content: "" };
       const calls = Array.from({ length: ctx.cap + 1 }, (_, i) => {
         const t = ctx.tools[i % ctx.tools.length]!;
         return { name: t.name, arguments: dummyArgs(t.parameters) };
