@@ -23,7 +23,8 @@ import { ZipReader } from "./zip.js";
 const soffice = findSoffice();
 if (!soffice) console.warn("[env-excel] skipping the LibreOffice seal tests: soffice is not installed");
 const jail = jailAvailable();
-if (soffice && !jail.ok) console.warn(`[env-excel] LibreOffice seal tests run UNJAILED here: ${jail.reason}`);
+if (soffice && !jail.ok)
+  console.warn(`[env-excel] skipping the LibreOffice seal tests: the jail cannot be built here (${jail.reason})`);
 
 const hits: string[] = [];
 let server: Server;
@@ -50,13 +51,13 @@ const hidden = (s: string) => [...s].map((c) => `CHAR(${c.charCodeAt(0)})`).join
 const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
 
 /** Formulas that try to reach a host file, the network, the gold and other rollouts' files. */
-function attacks(): string[] {
+function attacks(cell = "A1"): string[] {
   const url = `http://127.0.0.1:${port}`;
   return [
-    `INDIRECT(${q(`'${dir}/[host.xlsx]Sheet1'!A1`)})`,
-    `INDIRECT(${q(`'file://${dir}/[host.xlsx]Sheet1'!A1`)})`,
-    `INDIRECT(${hidden(`'${dir}/[host.xlsx]Sheet1'!A1`)})`,
-    `INDIRECT(${hidden(`'file://${dir}/host.xlsx'#$Sheet1.A1`)})`,
+    `INDIRECT(${q(`'${dir}/[host.xlsx]Sheet1'!${cell}`)})`,
+    `INDIRECT(${q(`'file://${dir}/[host.xlsx]Sheet1'!${cell}`)})`,
+    `INDIRECT(${hidden(`'${dir}/[host.xlsx]Sheet1'!${cell}`)})`,
+    `INDIRECT(${hidden(`'file://${dir}/host.xlsx'#$Sheet1.${cell}`)})`,
     `INDIRECT(${q(`'${url}/static/[x.xlsx]Sheet1'!A1`)})`,
     `INDIRECT(${hidden(`'${url}/hidden/[x.xlsx]Sheet1'!A1`)})`,
     `INDIRECT(${hidden(`'${url}/stall/[x.xlsx]Sheet1'!A1`)})`,
@@ -136,13 +137,15 @@ function cellText(xlsx: Buffer, cell: string): string {
   return typeof got === "object" && got.kind === "int" ? String(got.value) : String(got);
 }
 
-describe.skipIf(!soffice)("LibreOffice seal", () => {
-  it("runs in the jail wherever the machine can build it", () => {
+describe.skipIf(!soffice)("LibreOffice jail", () => {
+  it("is on wherever the machine can build it (and on in CI on Linux)", () => {
     const lo = new LibreOfficeRecalc({ soffice: soffice! });
     expect(lo.jailed).toBe(jail.ok);
     if (process.platform === "linux" && process.env.CI) expect(lo.jailed, lo.jailReason).toBe(true);
   });
+});
 
+describe.skipIf(!soffice || !jail.ok)("LibreOffice seal", () => {
   for (const mode of ["libreoffice", "embedded"] as const) {
     it(`recalc=${mode}: a real rollout reads no host file, reaches no listener, sees no other rollout`, async () => {
       const env = createExcelEnv({ recalc: mode });
@@ -153,7 +156,8 @@ describe.skipIf(!soffice)("LibreOffice seal", () => {
         // its jail); the answer cell joins what each one got
         const list = attacks();
         const refs = list.map((_, i) => `C${i + 1}`);
-        const f = joined(refs);
+        // CELL("filename") shows LibreOffice evaluated the cell (the engine cannot), and the file's random name
+        const f = `${joined(refs)}&"|"&CELL("filename")`;
         const cells = Object.fromEntries(list.map((a, i) => [refs[i]!, `=${a}`]));
         const roll = (mark: string) =>
           runRollout(
@@ -171,7 +175,7 @@ describe.skipIf(!soffice)("LibreOffice seal", () => {
           expect(r.outcome).toBe("completed");
           expect(r.rewards).toEqual({ pass: 0, soft: 0 });
           const seen = actuals(r.metadata!.cases as Case[]);
-          expect(seen).toMatch(/^"E(\|E)+"/); // LibreOffice did evaluate the answer cell
+          expect(seen).toMatch(/^"E(\|E)+\|[^"]*\/[0-9a-f]{32}\.xlsx/); // LibreOffice evaluated the answer cell
           expect(seen).not.toMatch(/HOST-SECRET|777/);
           expect(seen).not.toContain(other);
         }
@@ -188,14 +192,13 @@ describe.skipIf(!soffice)("LibreOffice seal", () => {
     const task = { answer_position: "B8" };
     const before = hits.length;
     const outputs: Record<string, Buffer> = {};
-    attacks().forEach((a, i) => {
-      outputs[`a${i}.xlsx`] = rawSheetXlsx([
-        `<c r="B8"><f>${a.replace(/&/g, "&amp;").replace(/"/g, "&quot;")}</f></c>`,
-      ]);
+    const xml = (f: string) => forceFallback(f).replace(/&/g, "&amp;").replace(/"/g, "&quot;");
+    attacks("B8").forEach((a, i) => {
+      outputs[`a${i}.xlsx`] = rawSheetXlsx([`<c r="B8"><f>${xml(a)}</f></c>`]);
     });
     // an external-link part (with its cached 777) and a DDE formula
     outputs["link.xlsx"] = externalLinkBook(`http://127.0.0.1:${port}/link/x.xlsx`);
-    outputs["dde.xlsx"] = rawSheetXlsx([`<c r="B8"><f>cmd|'/c curl 127.0.0.1:${port}/dde'!A1</f></c>`]);
+    outputs["dde.xlsx"] = rawSheetXlsx([`<c r="B8"><f>${xml(`cmd|'/c curl 127.0.0.1:${port}/dde'!A1`)}</f></c>`]);
     for (const [name, bytes] of Object.entries(outputs)) writeFileSync(join(dir, name), bytes);
     for (const recalc of ["libreoffice", "embedded"] as const) {
       const env = createExcelEnv({ recalc });
@@ -290,7 +293,9 @@ describe.skipIf(!soffice)("LibreOffice seal", () => {
 
 /** A workbook with an external-link part to `url` whose cache holds 777, and `=[1]Sheet1!A1` in B8. */
 function externalLinkBook(url: string): Buffer {
-  const base = new ZipReader(rawSheetXlsx([`<c r="B8"><f>[1]Sheet1!A1</f><v>777</v></c>`]));
+  const base = new ZipReader(
+    rawSheetXlsx([`<c r="B8"><f>IF(LEN(CELL(&quot;filename&quot;))&gt;=0,[1]Sheet1!A1)</f><v>777</v></c>`]),
+  );
   const files: Array<[string, string | Buffer]> = [];
   for (const name of base.names()) {
     let text = base.readText(name);
