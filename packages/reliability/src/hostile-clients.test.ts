@@ -327,6 +327,39 @@ describe.skipIf(!!reason)("hostile clients at the transport edge", () => {
     }
   });
 
+  it("1,000 idle WebSockets (no episode) at a 500-socket cap give way to the victim's sessions", async () => {
+    const s = await serveEnv(env, { tasks, maxConnections: 500 });
+    try {
+      const url = `${s.url.replace(/^http/, "ws")}/ws`;
+      const idle: WebSocket[] = [];
+      let cut = 0;
+      for (let k = 0; k < 1000; k += 100) {
+        const batch = Array.from({ length: 100 }, () => new WebSocket(url));
+        await Promise.all(
+          batch.map(
+            (w) =>
+              new Promise<void>((res) => {
+                w.once("open", () => res());
+                w.once("close", () => {
+                  cut++;
+                  res();
+                });
+                w.on("error", () => {});
+              }),
+          ),
+        );
+        idle.push(...batch);
+      }
+      expect(cut).toBeGreaterThanOrEqual(500);
+      expect(await victimWs(s.url, 0)).toBe(1);
+      expect(await victimHttp(s.url, 1)).toBe(1);
+      console.log(`[hostile] 1,000 idle WebSockets at a 500 cap: ${cut} cut; the victim scored over WS and HTTP`);
+      for (const w of idle) w.terminate();
+    } finally {
+      await s.close();
+    }
+  });
+
   it("MCP server: 1,000 idle sockets at a 500-socket cap; the victim scores", async () => {
     const s = await serveMcpHttp(env, { port: 0, token: TOKEN, tasks, maxConnections: 500, firstByteTimeoutMs: 300 });
     try {

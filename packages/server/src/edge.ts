@@ -115,17 +115,22 @@ export function serverOptions(limits: ConnectionLimits): { connectionsCheckingIn
   return { connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(shortest / 4))) };
 }
 
-/** Sockets handed to a WebSocket server: never evicted as idle. */
-const upgraded = new WeakSet<Socket>();
+/** WebSocket sockets, each with a check of whether its session holds a live rollout now. */
+const sessions = new WeakMap<Socket, () => boolean>();
 
-/** Mark a socket as a WebSocket (call in the `upgrade` handler before handing it over). */
-export function markUpgraded(socket: Socket): void {
-  upgraded.add(socket);
+/**
+ * Register a WebSocket's socket with a check of whether its session holds a live rollout. A WebSocket without one
+ * is idle: at the connection cap it gives way like an idle keep-alive socket, so idle WebSockets cannot starve sessions.
+ */
+export function markSession(socket: Socket, live: () => boolean): void {
+  sessions.set(socket, live);
 }
 
-/** A socket with no request in flight and no WebSocket on it. `_httpMessage` is Node's response bound to a socket. */
+/** A socket with no request in flight and no live session. `_httpMessage` is Node's response bound to a socket. */
 function isIdle(s: Socket): boolean {
-  return !upgraded.has(s) && !(s as Socket & { _httpMessage?: unknown })._httpMessage;
+  const live = sessions.get(s);
+  if (live) return !live();
+  return !(s as Socket & { _httpMessage?: unknown })._httpMessage;
 }
 
 export interface ConnectionGuard {

@@ -9,7 +9,7 @@ export {
   clientOf,
   guardConnections,
   isLoopback,
-  markUpgraded,
+  markSession,
   type OriginPolicy,
   serverOptions,
 } from "./edge.js";

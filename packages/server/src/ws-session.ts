@@ -4,7 +4,7 @@ import type { Duplex } from "node:stream";
 import { errorMessage } from "@benchmax/core";
 import { type WebSocket, WebSocketServer } from "ws";
 import { checkBearer } from "./auth.js";
-import { checkOrigin, clientOf, markUpgraded, type OriginPolicy } from "./edge.js";
+import { checkOrigin, clientOf, markSession, type OriginPolicy } from "./edge.js";
 import { type WsCode, wsCodeOf } from "./error-codes.js";
 import { HttpError } from "./http-error.js";
 import { handleRpc, type RpcContext } from "./mcp-rpc.js";
@@ -61,13 +61,13 @@ export function attachWebSocket(
     const err = options.token ? checkBearer(auth, options.token) : checkOrigin(req, options.originPolicy);
     if (err) return rejectUpgrade(socket, err.status, err.message);
     if (options.isClosing()) return rejectUpgrade(socket, 503, "server is shutting down");
-    markUpgraded(socket as Socket);
     const client = clientOf(req);
-    wss.handleUpgrade(req, socket, head, (ws) => session(ws, client));
+    wss.handleUpgrade(req, socket, head, (ws) => session(ws, client, socket as Socket));
   });
 
-  function session(ws: WebSocket, client: string): void {
+  function session(ws: WebSocket, client: string, socket: Socket): void {
     let rollout: Rollout | undefined;
+    markSession(socket, () => rollout !== undefined && !rollout.released);
     let queue: Promise<void> = Promise.resolve();
     /** Send `{type, data}` with `data` already serialized. */
     const replyJson = (type: string, json: string) => {
