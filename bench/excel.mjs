@@ -346,7 +346,9 @@ if (soffice) {
   let t0 = now();
   await runBaseline(pairs.map((p) => p.output));
   const baseMs = now() - t0;
+  // the batched path runs each batch in its jail (no network, no host files, fresh profile) where the machine allows it
   const lo = new LibreOfficeRecalc({ concurrency: 2 });
+  log(`LibreOffice jail: ${lo.jailed ? "on" : "OFF"} (${lo.jailReason})`);
   await Promise.all(pairs.slice(0, 2).map((p) => lo.recalc(p.output))); // warm
   const before = lo.processes;
   t0 = now();
@@ -370,7 +372,33 @@ if (soffice) {
     ratio: Number(ratio.toFixed(2)),
     goal: ">= 10x",
     pass: ratio >= 10,
-    note: `${lo.processes - before} soffice processes for ${pairs.length} files; ${verdicts.filter(Boolean).length}/${pairs.length} pass after LibreOffice`,
+    note: `${lo.processes - before} soffice processes for ${pairs.length} files; ${verdicts.filter(Boolean).length}/${pairs.length} pass after LibreOffice; jail ${lo.jailed ? "on" : `off: ${lo.jailReason}`}`,
+  });
+  // a conversion that stalls (a workbook LibreOffice needs minutes for) is cut at its limit, whole tree included
+  const limitMs = 10_000;
+  const stall = new LibreOfficeRecalc({ concurrency: 1, timeoutMs: limitMs });
+  // (the profile template was made by the batched run above: one per process)
+  const swb = new ExcelJS.Workbook();
+  const sws = swb.addWorksheet("Sheet1");
+  for (let r = 1; r <= 20_000; r++) sws.getCell(`A${r}`).value = { formula: `SUMPRODUCT(ROW($C$1:$C$1000000)*${r})` };
+  const slow = Buffer.from(await swb.xlsx.writeBuffer());
+  t0 = now();
+  const cut = await stall.recalc(slow).then(
+    () => null,
+    (e) => e,
+  );
+  const cutMs = now() - t0;
+  // resolved only once every holder of the jail's stderr (soffice.bin included) has exited
+  const gone = stall.running.size === 0;
+  log(`LibreOffice stall: cut after ${cutMs.toFixed(0)} ms (limit ${limitMs} ms): ${cut?.message}; tree gone: ${gone}`);
+  figures.push({
+    id: "excel.libreoffice_stall_cut",
+    label: `a stalled LibreOffice conversion is cut at its limit (${limitMs} ms), soffice.bin and all under it`,
+    value: Math.round(cutMs),
+    unit: "ms",
+    goal: `<= ${limitMs + 2000} ms`,
+    pass: Boolean(cut) && gone && cutMs <= limitMs + 2000,
+    note: `${cut ? cut.message : "not cut"}; jail ${stall.jailed ? "on" : "off"}`,
   });
 } else {
   figures.push({
