@@ -92,60 +92,75 @@ const pyCases = [
   ],
 ];
 
-async function redTeam() {
-  const outcomes = {};
-  const rollout = async (name, replies) => {
+/** The red-team cases, each a function run beside the victims; outcomes are collected by name. */
+function redTeamCases(outcomes) {
+  const rollout = (name, replies) => async () => {
     const r = await runRollout(env, task, scripted(replies), { maxTurns: 4 });
     outcomes[name] = `${r.outcome} reward=${r.reward}`;
   };
-  await Promise.all([
-    rollout("xfd1", [calls(["write_cell", { cell: "XFD1", value: "=SUMPRODUCT(A2:XFC1048575)" }])]),
-    rollout("foobar", [calls(["write_cell", { cell: "B8", value: "=FOOBAR(B2:B7)" }])]),
-    rollout("10k calls", [
-      calls(...Array.from({ length: 10_000 }, (_, i) => ["write_cell", { cell: `D${(i % 50) + 1}`, value: i }])),
-    ]),
+  // the chain's files are built before any measurement (building them is the bench's work, not the env's)
+  const cells = ['<c r="A1"><v>1</v></c>'];
+  for (let r = 2; r <= 1_000_000; r++) cells.push(`<c r="A${r}"><f>A${r - 1}+1</f></c>`);
+  writeFileSync(join(tmp, "out.xlsx"), rawSheetXlsx(cells));
+  writeFileSync(join(tmp, "gold.xlsx"), rawSheetXlsx(['<c r="A1000000"><v>1000000</v></c>']));
+  const cases = [
+    [
+      "xfd1 sumproduct",
+      rollout("xfd1 sumproduct", [calls(["write_cell", { cell: "XFD1", value: "=SUMPRODUCT(A2:XFC1048575)" }])]),
+    ],
+    ["foobar answer", rollout("foobar answer", [calls(["write_cell", { cell: "B8", value: "=FOOBAR(B2:B7)" }])])],
+    [
+      "10,000-call reply",
+      rollout("10,000-call reply", [
+        calls(...Array.from({ length: 10_000 }, (_, i) => ["write_cell", { cell: `D${(i % 50) + 1}`, value: i }])),
+      ]),
+    ],
     ...(py.ok
-      ? pyCases.map(([n, code]) =>
+      ? pyCases.map(([n, code]) => [
+          n,
           rollout(n, [calls(["run_python", { code }]), calls(["read_range", { range: "A1:B8" }])]),
-        )
+        ])
       : []),
-    (async () => {
-      const cells = ['<c r="A1"><v>1</v></c>'];
-      for (let r = 2; r <= 1_000_000; r++) cells.push(`<c r="A${r}"><f>A${r - 1}+1</f></c>`);
-      writeFileSync(join(tmp, "out.xlsx"), rawSheetXlsx(cells));
-      writeFileSync(join(tmp, "gold.xlsx"), rawSheetXlsx(['<c r="A1000000"><v>1000000</v></c>']));
-      const s = await env.scoreCase(
-        { id: "chain", task: { answer_position: "A1000000" }, goldFile: "gold.xlsx", outputFile: "out.xlsx" },
-        { baseDir: tmp, options: {} },
-      );
-      outcomes["million chain"] = `reward=${s.reward} ${String(s.metadata?.message).slice(0, 90)}`;
-    })(),
-  ]);
-  log("red-team outcomes:", JSON.stringify(outcomes));
-  return outcomes;
+    [
+      "million-formula chain (score)",
+      async () => {
+        const s = await env.scoreCase(
+          { id: "chain", task: { answer_position: "A1000000" }, goldFile: "gold.xlsx", outputFile: "out.xlsx" },
+          { baseDir: tmp, options: {} },
+        );
+        outcomes["million-formula chain (score)"] = `reward=${s.reward} ${String(s.metadata?.message).slice(0, 90)}`;
+      },
+    ],
+  ];
+  return cases;
 }
 
 const base = await measure("victims alone", () => new Promise((r) => setTimeout(r, 5_000)));
-let outcomes;
-const red = await measure("victims + red team", async () => {
-  outcomes = await redTeam();
-});
+const outcomes = {};
+const perCase = [];
+for (const [name, run] of redTeamCases(outcomes)) perCase.push(await measure(name, run));
+const worst = perCase.reduce((a, b) => (b.max > a.max ? b : a));
+const runs = perCase.reduce((a, c) => a + c.victims.runs, 0);
+const ok = perCase.reduce((a, c) => a + c.victims.ok, 0);
 figures.push({
   id: "excel_redteam.event_loop_max",
-  label: "event-loop delay, max, while the red-team cases run beside 4 victim rollout loops (in-process env)",
-  value: red.max,
+  label: "event-loop delay, max over the red-team cases (each run beside 4 victim rollout loops, in-process env)",
+  value: worst.max,
   unit: "ms",
   goal: "< 50",
   baseline: { label: "victims alone, max", value: base.max },
-  note: `p99 ${red.p99} ms (victims alone ${base.p99} ms); victims scored 1 in ${red.victims.ok}/${red.victims.runs}; outcomes ${JSON.stringify(outcomes)}`,
+  note: `worst: ${worst.label}; per case max/p99 ms: ${perCase.map((c) => `${c.label} ${c.max}/${c.p99}`).join(", ")}; victims alone p99 ${base.p99} ms; outcomes ${JSON.stringify(outcomes)}`,
 });
 figures.push({
   id: "excel_redteam.victims_ok",
-  label: "victim rollouts that scored 1 during the red team (of those run)",
-  value: red.victims.runs ? Number((red.victims.ok / red.victims.runs).toFixed(3)) : 0,
+  label: "victim rollouts that scored 1 while the red-team cases ran (of those run)",
+  value: runs ? Number((ok / runs).toFixed(3)) : 0,
   unit: "fraction",
   goal: ">= 1",
-  note: red.victims.errors.slice(0, 3).join(" | "),
+  note: `${ok}/${runs}; ${perCase
+    .flatMap((c) => c.victims.errors)
+    .slice(0, 3)
+    .join(" | ")}`,
 });
 await env.close();
 rmSync(tmp, { recursive: true, force: true });
