@@ -108,7 +108,7 @@ describe("embedded recalculation", () => {
   it("errors become Excel error values; an unknown function leaves no value at all, never a stale one", async () => {
     const { wb, ws } = book();
     ws.getCell("A1").value = { formula: "1/0" } as ExcelJS.CellFormulaValue;
-    ws.getCell("A2").value = { formula: "INFO(\"osversion\")", result: 42 } as ExcelJS.CellFormulaValue;
+    ws.getCell("A2").value = { formula: 'INFO("osversion")', result: 42 } as ExcelJS.CellFormulaValue;
     ws.getCell("A3").value = { formula: "A2+1", result: 43 } as ExcelJS.CellFormulaValue;
     ws.getCell("A4").value = { formula: "1+1", result: 7 } as ExcelJS.CellFormulaValue;
     const r = recalcWorkbook(wb);
@@ -223,5 +223,43 @@ describe("lazy recalculation in the scorer (straight from the XML)", () => {
       sheets: [{ name: "S", rows: '<row r="1"><c r="C1"><v>45292</v></c><c r="D1"><v>8</v></c></row>' }],
     });
     expect(compareWorkbooks(g, out, "A1:D1", { recalcOutput: true })).toMatchObject({ pass: true });
+  });
+});
+
+describe("bounded ranges and functions Excel lacks", () => {
+  it("a function Excel does not have is #NAME? (not 'cannot evaluate'), in both engines", () => {
+    const { wb, ws } = book();
+    ws.getCell("A1").value = { formula: "FOOBAR(1)" } as ExcelJS.CellFormulaValue;
+    ws.getCell("A2").value = { formula: 'IFERROR(EOM(A1,0),"none")' } as ExcelJS.CellFormulaValue;
+    const r = recalcWorkbook(wb);
+    expect(result(ws, "A1")).toEqual({ error: "#NAME?" });
+    expect(result(ws, "A2")).toBe("none");
+    expect(r.unsupported).toEqual([]);
+    const buf = rawSheetXlsx(['<c r="A1"><f>FOOBAR(1)</f></c>']);
+    const gold = rawSheetXlsx(['<c r="A1" t="e"><v>#NAME?</v></c>']);
+    expect(compareWorkbooks(gold, buf, "A1", { recalcOutput: true }).pass).toBe(true);
+  });
+
+  it("a huge reference reads only the data inside it, whatever the used area, in both engines", () => {
+    const { wb, ws } = book();
+    ws.getCell("A1").value = 1;
+    ws.getCell("B2").value = 2;
+    ws.getCell("C3").value = 3;
+    ws.getCell("XFD1048576").value = 1000; // the used area is now the whole sheet
+    // in column XFD: outside the ranges they sum
+    ws.getCell("XFD1").value = { formula: "SUMPRODUCT(A1:C1048575)+SUM(A1:XFC1048575)" } as ExcelJS.CellFormulaValue;
+    ws.getCell("XFD2").value = { formula: "ROWS(A1:XFC1048575)*1+COUNTBLANK(A1:C3)" } as ExcelJS.CellFormulaValue;
+    recalcWorkbook(wb);
+    expect(result(ws, "XFD1")).toBe(12);
+    expect(result(ws, "XFD2")).toBe(1048575 + 6);
+    const buf = rawSheetXlsx([
+      '<c r="A1"><v>1</v></c>',
+      '<c r="B2"><v>2</v></c>',
+      '<c r="C3"><v>3</v></c>',
+      '<c r="XFD3"><f>SUMPRODUCT(A1:C1048575)+SUM(A1:XFC1048575)</f></c>',
+      '<c r="XFD1048576"><v>1000</v></c>',
+    ]);
+    const gold = rawSheetXlsx(['<c r="XFD3"><v>12</v></c>']);
+    expect(compareWorkbooks(gold, buf, "XFD3", { recalcOutput: true }).pass).toBe(true);
   });
 });
