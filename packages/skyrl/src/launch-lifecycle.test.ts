@@ -119,7 +119,10 @@ async function expectStopped(err: string, ports: number[]) {
 const single = launchScriptPath();
 const mixed = join(root, "examples", "skyrl-mixed", "run.sh");
 
-describe.skipIf(!hasCli)("skyrl-launch.sh stops the servers it started on every exit path", () => {
+// each launch starts real `benchmax serve` processes (envs run from source): generous limits for a loaded machine
+const SLOW = { timeout: 180_000 };
+
+describe.skipIf(!hasCli)("skyrl-launch.sh stops the servers it started on every exit path", SLOW, () => {
   it("normal exit: the trainer reached this launch's server, the exit status is the trainer's", async () => {
     const port = await freePort();
     const l = launch(single, { BENCHMAX_ENV: "math", BENCHMAX_PORT: String(port), FAKE_MODE: "ok" });
@@ -171,7 +174,7 @@ describe.skipIf(!hasCli)("skyrl-launch.sh stops the servers it started on every 
   });
 });
 
-describe.skipIf(!hasCli)("skyrl-launch.sh talks only to the server it started", () => {
+describe.skipIf(!hasCli)("skyrl-launch.sh talks only to the server it started", SLOW, () => {
   let blocker: Server | undefined;
   afterAll(() => blocker?.close());
 
