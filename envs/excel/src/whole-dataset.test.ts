@@ -5,6 +5,7 @@ import { runRollout } from "@benchmax/core";
 import { afterAll, describe, expect, it } from "vitest";
 import { fixturesDir, taskWarnings } from "./dataset.js";
 import { createExcelEnv } from "./index.js";
+import { rawSheetXlsx } from "./raw-xlsx.js";
 import { excelReferencePolicy, fixtureSolutions } from "./reference-policy.js";
 
 /** Real answer_position strings from the SpreadsheetBench release that the official evaluation.py cannot parse. */
@@ -67,5 +68,80 @@ describe("whole datasets: rows with an answer_position the official code cannot 
         expect(cases.every((c) => !c.pass && c.message.length > 0)).toBe(true);
       }
     }
+  });
+});
+
+/**
+ * SpreadsheetBench task 57105's shape: the input's answer cells call EOM, which Excel does not have, so they hold
+ * #NAME?; the gold holds the month ends. Input vs gold is the official verdict 0 (never env_error); the fix scores 1.
+ */
+describe("an input holding EOM(...) (#NAME?, task 57105's shape)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "excel-eom-"));
+  mkdirSync(join(dir, "spreadsheet", "57105"), { recursive: true });
+  const dates = [45000, 45031, 45061];
+  const ends = [45016, 45046, 45077];
+  const row = (r: number, b: string) => `<c r="A${r}" s="1"><v>${dates[r - 2]}</v></c>${b}`;
+  const input = rawSheetXlsx(
+    [2, 3, 4].map((r) => row(r, `<c r="B${r}" s="1" t="e"><f>EOM(A${r},0)</f><v>#NAME?</v></c>`)),
+    { cellXfs: [0, 14] },
+  );
+  const answer = rawSheetXlsx(
+    [2, 3, 4].map((r) => row(r, `<c r="B${r}" s="1"><f>EOMONTH(A${r},0)</f><v>${ends[r - 2]}</v></c>`)),
+    { cellXfs: [0, 14] },
+  );
+  for (const n of [1, 2, 3]) {
+    writeFileSync(join(dir, "spreadsheet", "57105", `${n}_57105_input.xlsx`), input);
+    writeFileSync(join(dir, "spreadsheet", "57105", `${n}_57105_answer.xlsx`), answer);
+  }
+  writeFileSync(
+    join(dir, "dataset.json"),
+    JSON.stringify([
+      {
+        id: "57105",
+        instruction: "Column B should show the last day of each date's month.",
+        spreadsheet_path: "spreadsheet/57105",
+        instruction_type: "Cell-Level Manipulation",
+        answer_position: "B2:B4",
+      },
+    ]),
+  );
+  const env = createExcelEnv({ dataset: dir });
+  afterAll(() => env.close());
+  const reply = (calls: Array<[string, Record<string, unknown>]>) => ({
+    role: "assistant" as const,
+    content: null,
+    tool_calls: calls.map(([name, args], i) => ({
+      id: `c${i}`,
+      type: "function" as const,
+      function: { name, arguments: JSON.stringify(args) },
+    })),
+  });
+  const policy = (replies: ReturnType<typeof reply>[]) => {
+    let i = 0;
+    return {
+      name: "p",
+      act: async () => ({ message: replies[i++] ?? { role: "assistant" as const, content: "done" } }),
+    };
+  };
+
+  it("the input as it is scores 0 (completed), and so does an unrelated edit that recalculates it", async () => {
+    const [task] = await env.loadTasks!();
+    const idle = await runRollout(env, task!, policy([]));
+    expect(idle).toMatchObject({ outcome: "completed", rewards: { pass: 0, soft: 0 } });
+    const touched = await runRollout(env, task!, policy([reply([["write_cell", { cell: "D1", value: 1 }]])]));
+    expect(touched.outcome).toBe("completed");
+    expect(touched.rewards).toEqual({ pass: 0, soft: 0 });
+    const cases = touched.metadata?.cases as Array<{ message: string }>;
+    expect(cases[0]!.message).toMatch(/#NAME\?/);
+  });
+
+  it("EOMONTH in place of EOM scores 1 on every case", async () => {
+    const [task] = await env.loadTasks!();
+    const fix = reply([
+      ["write_range", { start: "B2", values: [["=EOMONTH(A2,0)"], ["=EOMONTH(A3,0)"], ["=EOMONTH(A4,0)"]] }],
+    ]);
+    const r = await runRollout(env, task!, policy([fix]));
+    expect(r.error).toBeUndefined();
+    expect(r.rewards).toEqual({ pass: 1, soft: 1 });
   });
 });

@@ -20,7 +20,26 @@ export async function loadWorkbook(data: Buffer | Uint8Array, what = "workbook")
   } catch (e) {
     throw new WorkbookError(`cannot open ${what} as xlsx: ${(e as Error).message}`);
   }
+  dropInvalidDates(wb);
   return wb;
+}
+
+/**
+ * exceljs reads a date-styled cached error (`<c s="1" t="e"><f>EOM(A2)</f><v>#NAME?</v></c>`) as an Invalid Date and
+ * would save it as `<v>NaN</v>`: such a formula result is dropped instead (no cached value; recalculation fills it).
+ */
+function dropInvalidDates(wb: Workbook): void {
+  for (const ws of wb.worksheets) {
+    ws.eachRow({ includeEmpty: false }, (row) => {
+      row.eachCell({ includeEmpty: false }, (cell) => {
+        const v = cell.value as { result?: unknown } | null;
+        if (v && typeof v === "object" && v.result instanceof Date && Number.isNaN(v.result.getTime())) {
+          const { result: _drop, ...rest } = v;
+          cell.value = rest as ExcelJS.CellValue;
+        }
+      });
+    });
+  }
 }
 
 export async function saveWorkbook(wb: Workbook): Promise<Buffer> {
