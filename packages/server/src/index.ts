@@ -21,6 +21,8 @@ export { handleRpc, JSONRPC, MCP_PROTOCOL_VERSION, sessionIdOf } from "./mcp-rpc
 export { LATENCY_BUCKETS_MS, ServerMetrics } from "./metrics.js";
 export { openApiDocument } from "./openapi.js";
 export { type StepResult, schemaOf, stateOf, stepRollout } from "./openenv.js";
+export { type Phase, PromMetrics } from "./prometheus.js";
+export { RolloutRecorder, type RolloutTags, tagsOf } from "./record.js";
 export { RemoteEnv, type RemoteMetadata } from "./remote-env.js";
 export { type RewardOutcome, type Rollout, RolloutManager } from "./rollouts.js";
 export { RoutedEnv, type RoutedEnvOptions } from "./routed-env.js";

@@ -1,9 +1,13 @@
 /** Upper bounds (ms) of the latency histogram buckets; the last bucket is +Inf. */
 export const LATENCY_BUCKETS_MS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000];
 
+import type { PromMetrics } from "./prometheus.js";
+
 /** Counters and a tool-call latency histogram, cheap enough for the hot path. */
 export class ServerMetrics {
   readonly startedAt = Date.now();
+  /** The prom-client metrics behind `/metrics` in the Prometheus format (set by `serveEnv`). */
+  prom?: PromMetrics;
   requests = 0;
   rolloutsCreated = 0;
   rolloutsReleased = 0;
@@ -20,7 +24,8 @@ export class ServerMetrics {
   private readonly counts = new Array<number>(LATENCY_BUCKETS_MS.length + 1).fill(0);
   private sumMs = 0;
 
-  observeToolCall(ms: number, isError: boolean): void {
+  observeToolCall(ms: number, isError: boolean, tool?: string): void {
+    this.prom?.toolCall(tool, ms, isError);
     this.toolCalls++;
     if (isError) this.toolErrors++;
     this.sumMs += ms;

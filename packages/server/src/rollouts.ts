@@ -22,6 +22,7 @@ import { badRequest, conflict, HttpError, notFound } from "./http-error.js";
 import type { ServerMetrics } from "./metrics.js";
 import { stateOf } from "./openenv.js";
 import { randomBase64url } from "./random-id.js";
+import type { RolloutTags } from "./record.js";
 
 /** One live rollout on the server. */
 export interface Rollout {
@@ -55,6 +56,10 @@ export interface Rollout {
   maxTurns?: number;
   /** The client that created it (its remote address), for per-client admission; forks inherit it. */
   client?: string;
+  /** The trainer step and group the client tagged it with (`serve --record`); forks inherit them. */
+  tags?: RolloutTags;
+  /** The conversation `/reward` scored (kept for `serve --record`). */
+  scoredMessages?: Message[];
 }
 
 export interface RewardOutcome {
@@ -78,6 +83,8 @@ export interface RolloutManagerOptions {
   dataRoot?: string;
   /** Turns an OpenEnv episode may take before it ends truncated (default 1000). */
   maxTurns?: number;
+  /** Called once per released rollout, after its episode (if any) closed; `episodeEnded` is read before that. */
+  onReleased?: (r: Rollout, episodeEnded: boolean) => void;
 }
 
 /** Client-chosen episode ids (OpenEnv `reset(episode_id=…)`): they become rollout ids, so no path characters. */
@@ -117,6 +124,7 @@ export class RolloutManager {
   private readonly dataRoot?: string;
   readonly maxTurns: number;
   readonly admission: Admission<Rollout>;
+  private readonly onReleased?: (r: Rollout, episodeEnded: boolean) => void;
   /** Final states of finished episodes, kept so `/state` can read one back after done (bounded, oldest dropped). */
   private readonly finished = new Map<
     string,
@@ -138,6 +146,7 @@ export class RolloutManager {
     if (options.tasks) this.setTasks(options.tasks);
     this.dataRoot = options.dataRoot;
     this.maxTurns = options.maxTurns ?? 1000;
+    this.onReleased = options.onReleased;
     if (Number.isFinite(this.idleTimeoutMs) && this.idleTimeoutMs > 0) {
       const every = Math.max(10, Math.min(this.idleTimeoutMs / 2, 30_000));
       this.sweeper = setInterval(() => void this.sweep(), every);
@@ -287,7 +296,9 @@ export class RolloutManager {
     const r = this.register(task, options.id, options.client);
     if (options.maxTurns !== undefined) r.maxTurns = options.maxTurns;
     try {
+      const t0 = performance.now();
       await this.env.init(r.id, task);
+      this.metrics.prom?.phase("init", performance.now() - t0);
       // a client's task must also render into a prompt (the env reads its fields there)
       if (this.inline.has(task)) buildInitialMessages(this.env, task);
     } catch (e) {
@@ -387,7 +398,7 @@ export class RolloutManager {
     if (ep.done) throw new HttpError(409, "EPISODE_DONE", `rollout "${r.id}" ended (${ep.outcome}); create a new one`);
     const t0 = performance.now();
     const res = await ep.callTool(call);
-    this.metrics.observeToolCall(performance.now() - t0, res.isError);
+    this.metrics.observeToolCall(performance.now() - t0, res.isError, call.name);
     r.toolCalls++;
     return res;
   }
@@ -397,8 +408,10 @@ export class RolloutManager {
     if (r.scoring) throw conflict(`rollout "${r.id}" was already scored; a rollout is scored once`, "ALREADY_SCORED");
     r.scoring = true;
     let raw: RewardComponents;
+    const t0 = performance.now();
     try {
       raw = await this.env.computeReward(r.id, messages, r.task);
+      this.metrics.prom?.phase("reward", performance.now() - t0);
     } catch (e) {
       // an infrastructure failure scored nothing: the harness may retry
       if (isInfraError(e)) r.scoring = false;
@@ -409,6 +422,7 @@ export class RolloutManager {
     this.metrics.rewards++;
     r.reward = reward;
     r.rewards = rewards;
+    r.scoredMessages = messages;
     return { reward, rewards, passed: reward >= (this.env.passThreshold ?? 1) };
   }
 
@@ -419,6 +433,7 @@ export class RolloutManager {
     const children = Array.from({ length: n }, () => {
       const c = this.register(r.task, undefined, r.client);
       if (r.maxTurns !== undefined) c.maxTurns = r.maxTurns;
+      c.tags = { ...r.tags, group: r.tags?.group ?? r.id };
       return c;
     });
     try {
@@ -444,7 +459,9 @@ export class RolloutManager {
     this.admission.remove(r);
     if (r.done) this.remember(r);
     // the episode leaves env state to the manager (release: false): closing it only settles its record
+    const ended = r.episode?.done === true;
     await r.episode?.close().catch(() => {});
+    this.onReleased?.(r, ended);
     this.metrics.rolloutsReleased++;
     await this.env.release(r.id);
   }

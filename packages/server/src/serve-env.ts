@@ -26,6 +26,8 @@ import {
   stateOf,
   stepRollout,
 } from "./openenv.js";
+import { PromMetrics } from "./prometheus.js";
+import { RolloutRecorder, tagsOf } from "./record.js";
 import { isMessages, type Rollout, RolloutManager } from "./rollouts.js";
 import { isRoute } from "./routes.js";
 import { attachWebSocket } from "./ws-session.js";
@@ -65,6 +67,8 @@ export interface ServeEnvOptions extends ConnectionLimits {
    * without it, a client task naming a host path is refused (403 HOST_PATH).
    */
   dataRoot?: string;
+  /** `serve --record DIR`: append every finished rollout, from every transport, to DIR as a run dir. */
+  record?: string;
 }
 
 /** OpenEnv's own routes: their validation errors are FastAPI's `422 {"detail": [...]}`. */
@@ -83,6 +87,8 @@ export interface EnvServer {
   close(): Promise<void>;
   /** Counters behind /metrics. */
   readonly metrics: ServerMetrics;
+  /** The `--record` writer, when recording. */
+  readonly recorder?: RolloutRecorder;
 }
 
 const JSON_TYPE = "application/json";
@@ -154,7 +160,20 @@ function readText(req: IncomingMessage, limit: number): Promise<string> {
  */
 export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise<EnvServer> {
   const metrics = new ServerMetrics();
-  const manager = new RolloutManager(env, metrics, options);
+  const prom = new PromMetrics({ toolNames: env.listTools().map((t) => t.name), activeRollouts: () => manager.active });
+  metrics.prom = prom;
+  const recorder = options.record ? new RolloutRecorder(options.record, env, { prom }) : undefined;
+  const manager = new RolloutManager(env, metrics, {
+    ...options,
+    onReleased: (r, ended) => {
+      // an episode the engine ended (OpenEnv, /ws, MCP) has its own outcome; else a rollout scored through /reward
+      if (ended && r.episode) {
+        const end = r.episode.end();
+        prom.finished(end.outcome, end.reward, end.rewards);
+      } else if (r.reward !== undefined) prom.finished("completed", r.reward, r.rewards);
+      recorder?.add(r, ended);
+    },
+  });
   const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
   const token = options.token || undefined;
   const bindHost = options.host ?? "127.0.0.1";
@@ -199,6 +218,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
       return send(res, 422, validationDetail(e));
     }
     const { status, code, type } = classify(e);
+    metrics.prom?.error(code);
     if (status === 413) res.setHeader("connection", "close");
     if (status === 503) res.setHeader("retry-after", "1");
     send(res, status, { error: { message: errorMessage(e), code, type } });
@@ -369,7 +389,9 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
           await manager.release(r);
           return send(res, 200, { released: true });
         case "step": {
+          const t0 = performance.now();
           const out = await manager.use(r, () => stepRollout(manager, r, body.action));
+          prom.phase("step", performance.now() - t0);
           return send(res, 200, out);
         }
         default:
@@ -386,7 +408,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
         case "/metrics": {
           const accept = req.headers.accept ?? "";
           if (query.includes("format=prometheus") || (accept.includes("text/plain") && !accept.includes("json"))) {
-            const text = metrics.prometheus(manager.active);
+            const text = metrics.prometheus(manager.active) + (await prom.text());
             res.writeHead(200, {
               "content-type": "text/plain; version=0.0.4",
               "content-length": Buffer.byteLength(text),
@@ -430,6 +452,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
           const maxTurns = RolloutManager.checkMaxTurns(body.maxTurns);
           const task = await manager.resolveTask(body);
           const r = await manager.create(task, { maxTurns, client: clientOf(req) });
+          r.tags = tagsOf(body);
           return send(res, 201, created(r));
         }
         case "/v1/group-reward": {
@@ -466,6 +489,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
           const task = await manager.resolveTask(body);
           const r = await manager.create(task, { id, client: clientOf(req) });
           r.viaReset = true;
+          r.tags = tagsOf(body);
           return sendJson(res, 200, resetObservationJson(manager, r));
         }
         case "/step": {
@@ -478,7 +502,9 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
             if (a && typeof a === "object" && a.type === "list_tools") return send(res, 200, listToolsResult(env));
             throw conflict("no live episode: POST /reset first", "SESSION_ERROR");
           }
+          const t0 = performance.now();
           const out = await manager.use(r, () => stepRollout(manager, r, body.action));
+          prom.phase("step", performance.now() - t0);
           return send(res, 200, out);
         }
         case "/mcp":
@@ -532,6 +558,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     url: `http://${host}:${addr.port}`,
     port: addr.port,
     metrics,
+    ...(recorder ? { recorder } : {}),
     close() {
       closed ??= (async () => {
         closing = true;
@@ -550,6 +577,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
         server.closeAllConnections();
         await stopped;
         await manager.close();
+        await recorder?.close();
       })();
       return closed;
     },
