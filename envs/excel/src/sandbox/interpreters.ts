@@ -17,6 +17,7 @@
  * earlier state is gone.
  */
 import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { dirname, join } from "node:path";
 import type { JailSpec } from "./jail.js";
 import { JailGone, LiveJail } from "./live-jail.js";
@@ -124,54 +125,91 @@ function whenReady(j: LiveJail): Promise<LiveJail> {
   });
 }
 
+/** Jails starting at once, across pools (a start imports the interpreter's libraries: CPU-bound). */
+const MAX_STARTING = Math.max(2, availableParallelism());
+let startingNow = 0;
+const startQueue: (() => void)[] = [];
+
+/** Start a jail when a start slot is free; resolves once it is ready (the start timeout counts from its spawn). */
+function startJail(spec: InterpreterSpec): Promise<LiveJail> {
+  return new Promise<void>((resolve) => {
+    if (startingNow < MAX_STARTING) {
+      startingNow++;
+      resolve();
+    } else startQueue.push(resolve);
+  }).then(() => {
+    const done = () => {
+      const next = startQueue.shift();
+      if (next) next();
+      else startingNow--;
+    };
+    const ready = whenReady(newJail(spec));
+    ready.then(done, done);
+    return ready;
+  });
+}
+
+interface Starting {
+  jail: Promise<LiveJail>;
+  claimed: boolean;
+}
+
 /** Started jails waiting for a rollout (ready ones first, then ones still starting). */
 class WarmPool {
   private readonly ready: LiveJail[] = [];
-  private readonly starting = new Set<LiveJail>();
+  private readonly starting: Starting[] = [];
+  private closed = false;
 
   constructor(
     private readonly spec: InterpreterSpec,
     public size: number,
   ) {}
 
-  private start(): LiveJail {
-    const j = newJail(this.spec);
-    this.starting.add(j);
-    j.ready.then(
-      () => {
-        if (this.starting.delete(j)) this.ready.push(j);
+  private start(): Starting {
+    const entry: Starting = { jail: startJail(this.spec), claimed: false };
+    this.starting.push(entry);
+    entry.jail.then(
+      (j) => {
+        this.starting.splice(this.starting.indexOf(entry), 1);
+        if (entry.claimed) return;
+        if (this.closed) j.kill();
+        else this.ready.push(j);
       },
       () => {
-        this.starting.delete(j);
+        this.starting.splice(this.starting.indexOf(entry), 1);
       },
     );
-    return j;
+    return entry;
   }
 
   fill(): void {
-    while (this.ready.length + this.starting.size < this.size) this.start();
+    while (!this.closed && this.ready.length + this.starting.filter((s) => !s.claimed).length < this.size) this.start();
   }
 
   async take(): Promise<LiveJail> {
     let j: LiveJail | undefined;
     while ((j = this.ready.shift()) && !j.alive) {}
+    let pending: Starting | undefined;
     if (!j) {
-      const first = this.starting.values().next();
-      j = first.done ? this.start() : first.value;
-      this.starting.delete(j);
+      pending = this.starting.find((s) => !s.claimed) ?? this.start();
+      pending.claimed = true;
     }
     this.fill();
-    return whenReady(j);
+    return j ?? pending!.jail;
   }
 
   close(): void {
-    for (const j of [...this.ready, ...this.starting]) j.kill();
+    this.closed = true;
+    for (const j of this.ready) j.kill();
     this.ready.length = 0;
-    this.starting.clear();
   }
 
   get waiting(): number {
     return this.ready.length;
+  }
+
+  get language(): string {
+    return this.spec.language;
   }
 }
 
@@ -337,7 +375,7 @@ function apply(
 }
 
 async function execFresh(req: ExecRequest): Promise<ExecReply> {
-  const j = await whenReady(newJail(req.spec));
+  const j = await startJail(req.spec);
   try {
     const frame = await j.request(
       { t: "exec", code: req.code, maxOut: req.maxOut, timeoutMs: req.timeoutMs, wb: true, save: true },
@@ -399,13 +437,18 @@ export function closeInterpreters(): void {
   pools.clear();
 }
 
-/** Live interpreters (rollouts' and warm ones), and the host pids of their jails. */
-export function interpreterStats(): { live: number; warm: number; pids: number[] } {
+/** Live interpreters (rollouts'), warm ones per language, and the host pids of the live ones' jails. */
+export function interpreterStats(): { live: number; warm: number; warmBy: Record<string, number>; pids: number[] } {
   let warm = 0;
-  for (const p of pools.values()) warm += p.waiting;
+  const warmBy: Record<string, number> = {};
+  for (const p of pools.values()) {
+    warm += p.waiting;
+    warmBy[p.language] = (warmBy[p.language] ?? 0) + p.waiting;
+  }
   return {
     live: sessions.size,
     warm,
+    warmBy,
     pids: [...sessions.values()].map((s) => s.jail.pid).filter((p): p is number => p !== undefined),
   };
 }

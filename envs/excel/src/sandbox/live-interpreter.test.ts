@@ -217,6 +217,28 @@ print(json.dumps({"held": held, "killed": killed, "other": other}))`;
   }, 120_000);
 });
 
+describe.skipIf(!py.ok)("replay on the other test cases", () => {
+  it("recorded calls replay in one interpreter per case, so state from an earlier call is there", async () => {
+    const env = createExcelEnv({ tools: "python" });
+    try {
+      const [task] = (await env.loadTasks!()).filter((t) => t.id === "101");
+      expect(task!.groundTruth.answers.length).toBeGreaterThan(1);
+      await env.init("replay", task!);
+      for (const code of [
+        "formula = '=SUM(B2:B7)'",
+        "wb = openpyxl.load_workbook(workbook_path)\nwb.active['B8'] = formula\nwb.save(workbook_path)",
+      ]) {
+        const r = await env.runTool("replay", { name: "run_python", arguments: { code } });
+        expect(r.isError, text(r)).toBe(false);
+      }
+      expect(await env.computeReward("replay", [], task!)).toEqual({ pass: 1, soft: 1 });
+      await env.release("replay");
+    } finally {
+      await env.close();
+    }
+  }, 120_000);
+});
+
 /** The test's stand-in for an env server: a child Node process holding live interpreters (holder.fixture.ts). */
 function holderScript(): string {
   const here = dirname(fileURLToPath(import.meta.url));

@@ -4,8 +4,8 @@
  * open workbook carry over between calls, like a notebook kernel.
  *
  * Per request: when the host sends workbook bytes they replace `/work/workbook.xlsx` first; `print` output and the
- * traceback of the model's code are captured (capped); afterwards every other process of the jail is killed (the
- * interpreter is the PID namespace's first process), and when the call succeeded and the workbook file changed
+ * traceback of the model's code are captured (capped); afterwards every other process of the jail is killed and reaped
+ * (the interpreter is the PID namespace's first process), and when the call succeeded and the workbook file changed
  * (inode, size or mtime) its bytes go back to the host. The protocol has its own descriptors: fd 0 and 1 point at
  * /dev/null while the model's code runs.
  */
@@ -111,8 +111,8 @@ while True:
     except OSError:
         pass
     try:
-        while os.waitpid(-1, os.WNOHANG)[0]:
-            pass
+        while True:
+            os.waitpid(-1, 0)
     except ChildProcessError:
         pass
     now = _stamp()
