@@ -16,6 +16,7 @@ export interface ServeFlags {
   mcp?: boolean;
   dataRoot?: string;
   insecure?: boolean;
+  record?: string;
 }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
@@ -40,6 +41,7 @@ export function register(program: Command): void {
     .option("--mcp", "serve the env as an MCP server: stdio, or streamable HTTP with --port")
     .option("--data-root <dir>", "client-built tasks may name host files only under this directory")
     .option("--insecure", "serve on a non-loopback --host with no token (anyone who reaches the port can use it)")
+    .option("--record <dir>", "append every finished rollout to this run dir (results.jsonl, summary.json) as it ends")
     .action(async (envSpec: string, flags: ServeFlags) => {
       await serveCommand(envSpec, flags);
     });
@@ -107,10 +109,12 @@ export async function serveCommand(envSpec: string, flags: ServeFlags): Promise<
       tasks,
       dataRoot: flags.dataRoot,
       insecure: flags.insecure,
+      ...(flags.record ? { record: flags.record } : {}),
     });
     process.stdout.write(
       `benchmax: serving ${env.name} at ${s.url}${token ? " (bearer token required)" : ""}\n` +
-        `  rollout API: ${s.url}/v1/rollouts · OpenEnv: /reset /step /state /ws · health: ${s.url}/health\n`,
+        `  rollout API: ${s.url}/v1/rollouts · OpenEnv: /reset /step /state /ws · health: ${s.url}/health\n` +
+        `  Prometheus: ${s.url}/metrics?format=prometheus${flags.record ? ` · recording to ${flags.record}` : ""}\n`,
     );
     closer = () => s.close();
   }
