@@ -324,7 +324,9 @@ stop_group() {
 }
 cleanup() {
   local code=$?
-  trap - EXIT INT TERM
+  # a second Ctrl-C must not cut the cleanup short and leave servers behind
+  trap - EXIT
+  trap '' INT TERM HUP
   [ -n "$TRAIN_PGID" ] && stop_group "$TRAIN_PGID" TERM
   for pgid in ${SERVER_PGIDS[@]+"${SERVER_PGIDS[@]}"}; do stop_group "$pgid" TERM; done
   [ ${#SERVER_PGIDS[@]} -gt 0 ] && echo "benchmax: stopped the env servers this launch started" >&2
