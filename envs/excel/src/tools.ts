@@ -310,10 +310,11 @@ export async function replayCalls(
     if (!Buffer.isBuffer(current)) return current;
     return loadWorkbook(current, what);
   };
+  let replayWs: Workspace | undefined;
   for (const [i, call] of calls.entries()) {
     try {
       if (call.name === "run_code" || call.name === "run_python") {
-        const ws = await scratch();
+        const ws = (replayWs ??= await scratch()); // one folder: the replayed calls share one live interpreter
         const file = ws.resolve(WORKBOOK_FILE);
         await writeFile(file, Buffer.isBuffer(current) ? current : await saveWorkbook(current));
         if (call.name === "run_code") await runCode(file, ws.dir, String(call.arguments.code), cfg.runCode);
