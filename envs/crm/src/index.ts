@@ -225,6 +225,7 @@ export function createCrmEnv(options: CrmEnvOptions | EnvOptions = {}): Env<CrmT
       forkState: (state) => ({ live: state.live }),
       reward,
       rewardWeights: { score: 1 },
+      rewardReads: "conversation",
       passThreshold: 1,
       parseActions: executeToolCalls,
       parseTask: parseCrmTask,
@@ -262,6 +263,8 @@ export function createCrmEnv(options: CrmEnvOptions | EnvOptions = {}): Env<CrmT
     releaseState: (state) => state.session.release(),
     reward,
     rewardWeights: { score: 1 },
+    // the reward reads the final answer only (a judge or answer parser, when configured, sees that text)
+    rewardReads: "conversation",
     passThreshold: 1,
     parseActions: executeToolCalls,
     parseTask: parseCrmTask,

@@ -76,6 +76,8 @@ export function createMathEnv(options: MathEnvOptions = {}): Env<MathTask> {
     forkState: () => NO_STATE,
     reward: ({ completion, task }) => scoreCompletion(completion, task.groundTruth),
     rewardWeights: REWARD_WEIGHTS,
+    // the reward reads the final answer only: stored rollouts can be re-scored (benchmax rescore)
+    rewardReads: "conversation",
     explainReward: (_id, messages, task) => explainCompletion(lastAssistantText(messages), task.groundTruth),
     loadTasks: (source, opts) => loadMathTasks(source, { subset, ...opts }),
     parseTask: (row, where) => parseMathRow(row, where),

@@ -160,6 +160,8 @@ export async function createWikipediaEnv(options: EnvOptions = {}): Promise<Env<
       return scoreAnswer(completion, task.groundTruth);
     },
     rewardWeights: opts.rewardWeights ?? DEFAULT_REWARD_WEIGHTS,
+    // the reward reads the final answer (the state only says whether the backend was down): rescore works
+    rewardReads: "conversation",
     explainReward: (_id, messages, task) => explainAnswer(lastAssistantText(messages), task.groundTruth),
     parseTask: parseWikiTask,
     loadTasks: (source, o) => loadWikiTasks(source ?? opts.dataset, o),

@@ -9,6 +9,7 @@ import * as info from "./commands/info.js";
 import * as list from "./commands/list.js";
 import * as newCmd from "./commands/new.js";
 import * as report from "./commands/report.js";
+import * as rescore from "./commands/rescore.js";
 import * as score from "./commands/score.js";
 import * as serve from "./commands/serve.js";
 import * as validate from "./commands/validate.js";
@@ -30,7 +31,21 @@ export function buildProgram(): Command {
     .version(cliVersion(), "-v, --version")
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
-  for (const m of [list, info, evalCmd, score, compare, validate, serve, exportCmd, report, generate, newCmd, audit]) {
+  for (const m of [
+    list,
+    info,
+    evalCmd,
+    score,
+    compare,
+    validate,
+    serve,
+    exportCmd,
+    report,
+    generate,
+    newCmd,
+    audit,
+    rescore,
+  ]) {
     m.register(program);
   }
   for (const c of program.commands) c.exitOverride();

@@ -44,6 +44,8 @@ export interface DefineEnvConfig<T extends Task, S> {
   rolloutMetadata?(rolloutId: string, state: S): Record<string, unknown> | undefined;
   /** Explain a scored rollout's reward to a person (reports only): see `Env.explainReward`. */
   explainReward?: Env<T>["explainReward"];
+  /** What the reward reads: see `Env.rewardReads` ("conversation" lets `benchmax rescore` re-score stored rollouts). */
+  rewardReads?: Env<T>["rewardReads"];
   close?(): void | Promise<void>;
 }
 
@@ -194,6 +196,7 @@ export function defineEnv<T extends Task = Task, S = Record<string, never>>(cfg:
   if (cfg.scoreCase) env.scoreCase = cfg.scoreCase;
   if (cfg.parseActions) env.parseActions = cfg.parseActions;
   if (cfg.explainReward) env.explainReward = cfg.explainReward;
+  if (cfg.rewardReads) (env as { rewardReads?: Env<T>["rewardReads"] }).rewardReads = cfg.rewardReads;
   if (cfg.episodeDefaults)
     (env as { episodeDefaults?: Env<T>["episodeDefaults"] }).episodeDefaults = cfg.episodeDefaults;
   if (cfg.rolloutMetadata) {

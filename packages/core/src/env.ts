@@ -120,7 +120,16 @@ export interface Env<T extends Task = Task> {
   rolloutMetadata?(rolloutId: string): Record<string, unknown> | undefined;
   /** Episode limits this env wants when the driver sets none (e.g. a default deadline). */
   readonly episodeDefaults?: EpisodeDefaults;
+  /**
+   * What `computeReward` reads: `"conversation"` — the messages (and task) only, so a stored rollout can be re-scored
+   * on a fresh state (`benchmax rescore`); `"state"` — the rollout's final state too (files, a database). Undefined:
+   * not declared (rescore refuses the run).
+   */
+  readonly rewardReads?: RewardReads;
 }
+
+/** What an env's reward reads (see `Env.rewardReads`). */
+export type RewardReads = "conversation" | "state";
 
 /** Episode limits an env may default (the driver's own options win). */
 export interface EpisodeDefaults {
