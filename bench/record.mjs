@@ -1,0 +1,180 @@
+#!/usr/bin/env node
+// Issue 25: the cost of `serve --record` plus the Prometheus metrics on whole-episode throughput. The same no-op env
+// is served twice, in two child processes — once plain, once with `record: DIR` — and one load generator drives whole
+// episodes through the rollout API the SkyRL shim uses (create tagged with a trainer step → three tool calls → reward
+// with the conversation → release) on both, alternating rounds (A B A B …) so drift hits both alike. Prints one JSON
+// line on stdout: episodes/s of each, and the ratio recorded / plain (goal ≥ 0.95).
+import { fork } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const log = (...a) => console.error("[record]", ...a);
+const self = fileURLToPath(import.meta.url);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1500);
+const MEASURE_MS = Number(process.env.BENCH_MEASURE_MS ?? 1500);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
+const TOKEN = "bench-token";
+
+async function child(recordDir) {
+  const { serveEnv } = await import("@benchmax/server");
+  const live = new Set();
+  const result = { content: "ok", isError: false };
+  const env = {
+    name: "noop",
+    systemPrompt: "",
+    rewardWeights: { r: 1 },
+    listTools: () => [{ name: "noop", description: "no-op", parameters: { type: "object" } }],
+    init: async (id) => void live.add(id),
+    runTool: async (id) => {
+      if (!live.has(id)) throw new Error("unknown rollout");
+      return result;
+    },
+    computeReward: async () => ({ r: 1 }),
+    explainReward: () => ({ extracted: "ok", gold: "ok" }),
+    release: async (id) => void live.delete(id),
+    close: async () => {},
+    loadTasks: async () => [{ id: "t", prompt: "Say ok", groundTruth: "ok", meta: { split: "train" } }],
+  };
+  const s = await serveEnv(env, { port: 0, token: TOKEN, ...(recordDir ? { record: recordDir } : {}) });
+  process.send?.({ port: s.port });
+  process.on("message", async (m) => {
+    if (m === "close") {
+      await s.close();
+      process.send?.({ closed: true, written: s.recorder?.written ?? 0, dropped: s.recorder?.dropped ?? 0 });
+    }
+  });
+}
+
+function post(agent, port, path, body, headers = {}) {
+  const text = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        agent,
+        host: "127.0.0.1",
+        port,
+        path,
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(text),
+          ...headers,
+        },
+      },
+      (res) => {
+        const chunks = [];
+        res.on("data", (c) => chunks.push(c));
+        res.on("end", () => {
+          const out = Buffer.concat(chunks).toString("utf8");
+          if (res.statusCode >= 400) reject(new Error(`${path}: ${res.statusCode} ${out}`));
+          else resolve(JSON.parse(out));
+        });
+      },
+    );
+    req.on("error", reject);
+    req.end(text);
+  });
+}
+
+const MESSAGES = [
+  { role: "user", content: "Say ok" },
+  { role: "assistant", content: '<tool_call>{"name":"noop","arguments":{"x":1}}</tool_call>' },
+  { role: "tool", tool_call_id: "c0", content: "ok" },
+  { role: "assistant", content: "<answer>ok</answer>" },
+];
+
+async function episode(agent, port, step) {
+  const c = await post(agent, port, "/v1/rollouts", { taskId: "t", metadata: { global_step: step } });
+  const h = { "x-rollout-token": c.token };
+  for (let i = 0; i < 3; i++)
+    await post(agent, port, `/v1/rollouts/${c.rolloutId}/call`, { name: "noop", arguments: { x: i } }, h);
+  await post(agent, port, `/v1/rollouts/${c.rolloutId}/reward`, { messages: MESSAGES }, h);
+  await post(agent, port, `/v1/rollouts/${c.rolloutId}/release`, {}, h);
+}
+
+/** Episodes per second over `ms`, `CONCURRENCY` clients each running episodes back to back. */
+async function load(port, ms, step) {
+  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  let n = 0;
+  const end = performance.now() + ms;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < end) {
+        await episode(agent, port, step);
+        n++;
+      }
+    }),
+  );
+  agent.destroy();
+  return n / ((performance.now() - t0) / 1000);
+}
+
+async function start(recordDir) {
+  const c = fork(self, ["--child", recordDir ?? ""], { stdio: ["ignore", "ignore", "inherit", "ipc"] });
+  const [{ port }] = await new Promise((res) => c.once("message", (m) => res([m])));
+  return { c, port };
+}
+
+async function stop(c) {
+  const done = new Promise((res) => c.on("message", (m) => m?.closed && res(m)));
+  c.send("close");
+  const m = await done;
+  c.kill();
+  return m;
+}
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), "bench-record-"));
+  const plain = await start(undefined);
+  const recorded = await start(join(dir, "run"));
+  try {
+    await load(plain.port, WARMUP_MS, 0);
+    await load(recorded.port, WARMUP_MS, 0);
+    const a = [];
+    const b = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      // A B, then B A: neither server always runs on the warmer or the colder half of a round
+      if (i % 2 === 0) {
+        a.push(await load(plain.port, MEASURE_MS, i));
+        b.push(await load(recorded.port, MEASURE_MS, i));
+      } else {
+        b.push(await load(recorded.port, MEASURE_MS, i));
+        a.push(await load(plain.port, MEASURE_MS, i));
+      }
+      log(`round ${i}: plain ${a.at(-1).toFixed(0)}/s, --record ${b.at(-1).toFixed(0)}/s`);
+    }
+    const med = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
+    await stop(plain.c);
+    const rec = await stop(recorded.c);
+    const lines = readFileSync(join(dir, "run", "results.jsonl"), "utf8")
+      .split("\n")
+      .filter(Boolean).length;
+    const out = {
+      bench: "record",
+      concurrency: CONCURRENCY,
+      rounds: ROUNDS,
+      plainEpisodesPerS: Math.round(med(a)),
+      recordEpisodesPerS: Math.round(med(b)),
+      ratio: Number((med(b) / med(a)).toFixed(3)),
+      goal: "ratio >= 0.95",
+      met: med(b) / med(a) >= 0.95,
+      recordedLines: lines,
+      written: rec.written,
+      dropped: rec.dropped,
+    };
+    console.log(JSON.stringify(out));
+  } finally {
+    plain.c.kill();
+    recorded.c.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === "--child") await child(process.argv[3] || undefined);
+else await main();
