@@ -29,6 +29,8 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
   McpError,
@@ -109,7 +111,7 @@ async function openSession(
   const server = new Server(
     { name: `benchmax-${env.name}`, version: "0.1.0" },
     {
-      capabilities: { tools: {}, resources: {} },
+      capabilities: { tools: {}, resources: {}, prompts: {} },
       instructions: typeof env.systemPrompt === "string" ? env.systemPrompt : undefined,
     },
   );
@@ -134,6 +136,11 @@ async function openSession(
       // an env or infrastructure failure is not the model's fault: a JSON-RPC error, not a tool result
       throw toMcpError(e, "tool call failed");
     }
+  });
+  // clients list prompts at start-up (some treat -32601 as a broken server): there are none to give
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: [] }));
+  server.setRequestHandler(GetPromptRequestSchema, async (req) => {
+    throw new McpError(ErrorCode.InvalidParams, `unknown prompt ${req.params.name}: this server has no prompts`);
   });
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({
     resources: [
