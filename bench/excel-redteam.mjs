@@ -19,7 +19,7 @@ const log = (...a) => console.error("[bench:excel-redteam]", ...a);
 const figures = [];
 const py = pythonAvailable();
 if (!py.ok) log(`run_python cases skipped: ${py.reason}`);
-const env = excel.createEnv({ tools: py.ok ? "all" : "structured,js" });
+const env = excel.createEnv({ tools: py.ok ? "all" : "structured,js", runPythonTimeoutMs: 60_000 });
 const task = (await env.loadTasks()).find((t) => t.id === "101");
 const tmp = mkdtempSync(join(tmpdir(), "bench-excel-redteam-"));
 
@@ -84,7 +84,7 @@ const pyCases = [
   ],
   [
     "zip bomb",
-    "import zipfile\nsrc = zipfile.ZipFile(workbook_path); p = {n: src.read(n) for n in src.namelist()}; src.close()\nz = zipfile.ZipFile(workbook_path, 'w', zipfile.ZIP_DEFLATED)\n[z.writestr(n, d) for n, d in p.items()]\nc = b' ' * 1048576\nfor i in range(3):\n    with z.open(f'xl/bomb{i}.xml', 'w') as f:\n        for _ in range(100): f.write(c)\nz.close()",
+    "import zipfile\nsrc = zipfile.ZipFile(workbook_path); p = {n: src.read(n) for n in src.namelist()}; src.close()\nz = zipfile.ZipFile(workbook_path, 'w', zipfile.ZIP_DEFLATED, compresslevel=1)\n[z.writestr(n, d) for n, d in p.items()]\nc = b' ' * 1048576\nfor i in range(3):\n    with z.open(f'xl/bomb{i}.xml', 'w') as f:\n        for _ in range(100): f.write(c)\nz.close()",
   ],
   [
     "huge shared strings",

@@ -16,7 +16,7 @@ import { DEFAULT_INSPECT_CAPS, inspectXlsx } from "./xlsx-inspect.js";
 
 const py = pythonAvailable();
 if (!py.ok) console.warn(`[env-excel] red team: run_python cases skipped: ${py.reason}`);
-const env = createExcelEnv({ tools: py.ok ? "all" : "structured,js" });
+const env = createExcelEnv({ tools: py.ok ? "all" : "structured,js", runPythonTimeoutMs: 60_000 });
 let task: ExcelTask;
 const text = (r: ToolResult) => (typeof r.content === "string" ? r.content : JSON.stringify(r.content));
 const AMOUNTS = [446.55, 51.87, 34.26, 498.65, 454.45, 471.3];
@@ -179,7 +179,7 @@ describe("red team: corrupt and hostile workbooks written by the model", () => {
       [
         "import zipfile",
         "src = zipfile.ZipFile(workbook_path); parts = {n: src.read(n) for n in src.namelist()}; src.close()",
-        "z = zipfile.ZipFile(workbook_path, 'w', zipfile.ZIP_DEFLATED)",
+        "z = zipfile.ZipFile(workbook_path, 'w', zipfile.ZIP_DEFLATED, compresslevel=1)",
         "[z.writestr(n, d) for n, d in parts.items()]",
         "chunk = b' ' * (1024 * 1024)",
         "for i in range(3):",
@@ -207,12 +207,16 @@ describe("red team: corrupt and hostile workbooks written by the model", () => {
       `${what}: the next read is a tool error the model can read, and the rollout scores 0 (completed)`,
       async () => {
         let seen: ToolResult | undefined;
+        let wrote = "";
         const policy: Policy = {
           name: "hostile",
           act: async (input) => {
             const tools = input.messages.filter((m) => m.role === "tool");
             if (tools.length === 0) return { message: calls(["run_python", { code }]) };
-            if (tools.length === 1) return { message: calls(["read_range", { range: "A1:B8" }]) };
+            if (tools.length === 1) {
+              wrote = String(tools[0]!.content);
+              return { message: calls(["read_range", { range: "A1:B8" }]) };
+            }
             seen = { content: String(tools[1]!.content), isError: String(tools[1]!.content).startsWith("Error") };
             return { message: { role: "assistant", content: "done" } };
           },
@@ -220,6 +224,7 @@ describe("red team: corrupt and hostile workbooks written by the model", () => {
         const [r] = await Promise.all([runRollout(env, task, policy, { maxTurns: 4 }), victim()]);
         expect(r.error).toBeUndefined();
         expect(r.outcome).toBe("completed");
+        expect(wrote, "the model's code itself must have run").not.toMatch(/^Error/);
         expect(seen?.isError).toBe(true);
         expect(String(seen?.content)).toMatch(/the workbook file your code wrote cannot be opened/);
         expect(String(seen?.content)).toMatch(why);
