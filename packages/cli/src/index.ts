@@ -13,6 +13,7 @@ import * as rescore from "./commands/rescore.js";
 import * as score from "./commands/score.js";
 import * as serve from "./commands/serve.js";
 import * as validate from "./commands/validate.js";
+import * as watch from "./commands/watch.js";
 import { cliVersion } from "./version.js";
 
 export { type CompareOptions, type CompareResult, compareRuns, loadRunSummary } from "./compare-runs.js";
@@ -45,6 +46,7 @@ export function buildProgram(): Command {
     newCmd,
     audit,
     rescore,
+    watch,
   ]) {
     m.register(program);
   }

@@ -14,6 +14,7 @@ export {
   runMismatches,
 } from "./compare-runs.js";
 export { escapeHtml, scriptJson } from "./html-escape.js";
+export { type LatestRollout, LiveSeries, type LiveSnapshot, MAX_POINTS } from "./live-series.js";
 export { forEachJsonLine, type LoadedRun, type LoadRunOptions, loadRun, rolloutIdOf } from "./load-run.js";
 export { inlineTranscripts, renderHtml } from "./render-html.js";
 export {
@@ -33,4 +34,6 @@ export {
 } from "./report-data.js";
 export { toolCallNames } from "./tool-calls.js";
 export { type Transcript, TranscriptStore, transcriptOf } from "./transcripts.js";
+export { renderWatchPage } from "./watch-page.js";
+export { startWatch, type WatchOptions, type WatchServer } from "./watch-server.js";
 export { type WriteReportOptions, type WrittenReport, writeReport, writeReportFiles } from "./write-report.js";

@@ -1,0 +1,130 @@
+import { escapeHtml, inlineScript, scriptJson } from "./html-escape.js";
+import type { LiveSnapshot } from "./live-series.js";
+
+/**
+ * The live dashboard's script (plain ES2017): draws the series with chart.js from the inlined first snapshot, then
+ * replaces them with each snapshot the server pushes over SSE (`/events`). The latest rollouts open in a viewer
+ * (conversation, reward components, the env's extracted answer beside the gold). Hooks for tests:
+ * `body[data-ready]`, `body[data-total]` (rollouts drawn), `window.benchmaxCharts`.
+ */
+const WATCH_SCRIPT = String.raw`
+(function () {
+  "use strict";
+  var token = document.body.getAttribute("data-token");
+  var snap = JSON.parse(document.getElementById("watch-data").textContent);
+  var charts = {};
+  window.benchmaxCharts = charts;
+  Chart.defaults.animation = false;
+  Chart.defaults.maintainAspectRatio = false;
+  var hues = ["#3b6fd8", "#2e9d5b", "#c2410c", "#7c3aed", "#e0a526", "#0e7490", "#be185d", "#4d7c0f"];
+  function el(tag, cls, text) { var e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined && text !== null) e.textContent = String(text); return e; }
+  function num(x) { return typeof x === "number" && isFinite(x) ? (Number.isInteger(x) ? String(x) : x.toFixed(3)) : "—"; }
+  function line(id, sets, yMax) {
+    var labels = snap.x.map(String);
+    var datasets = sets.map(function (s, i) { return { label: s[0], data: s[1], borderColor: hues[i % hues.length], backgroundColor: hues[i % hues.length], spanGaps: true, pointRadius: snap.x.length > 60 ? 0 : 2 }; });
+    if (charts[id]) { charts[id].data.labels = labels; charts[id].data.datasets = datasets; charts[id].update("none"); return; }
+    var opts = { scales: { x: { title: { display: true, text: snap.axis === "step" ? "trainer step" : "rollout" } }, y: { beginAtZero: true } } };
+    if (yMax) opts.scales.y.suggestedMax = yMax;
+    charts[id] = new Chart(document.getElementById(id).getContext("2d"), { type: "line", data: { labels: labels, datasets: datasets }, options: opts });
+  }
+  function draw() {
+    var rewardSets = [["mean reward", snap.reward], ["pass rate", snap.passRate]];
+    Object.keys(snap.components).forEach(function (k) { rewardSets.push([k, snap.components[k]]); });
+    line("chart-reward", rewardSets, 1);
+    line("chart-outcomes", [["error rate", snap.errorRate], ["truncated rate", snap.truncatedRate]], 1);
+    line("chart-zero-variance", [["zero-variance group share", snap.zeroVarianceShare]], 1);
+    line("chart-length", [["response characters (mean)", snap.responseChars]]);
+    line("chart-tools", [["tool calls per rollout", snap.toolCalls]]);
+    document.getElementById("total").textContent = String(snap.total);
+    document.getElementById("width").textContent = snap.width > 1 ? "each point: " + snap.width + " " + (snap.axis === "step" ? "steps" : "rollouts") : "";
+    var tb = document.getElementById("latest-body");
+    tb.textContent = "";
+    snap.latest.forEach(function (r, i) {
+      var tr = el("tr", "clickable");
+      tr.setAttribute("data-rollout", r.rolloutId);
+      [r.step === undefined ? "—" : r.step, r.rolloutId, r.taskId, r.outcome, num(r.reward), r.turns, r.toolCalls].forEach(function (c) { tr.appendChild(el("td", "", c)); });
+      tr.addEventListener("click", function () { show(r); });
+      tb.appendChild(tr);
+    });
+    document.body.setAttribute("data-total", String(snap.total));
+  }
+  function show(r) {
+    var v = document.getElementById("viewer");
+    v.textContent = "";
+    v.setAttribute("data-rollout", r.rolloutId);
+    v.appendChild(el("h3", "", r.rolloutId + " · " + r.taskId + " · " + r.outcome + " · reward " + num(r.reward)));
+    if (r.error) v.appendChild(el("div", "errorbox", r.error));
+    if (r.rewards) v.appendChild(el("p", "muted", Object.keys(r.rewards).map(function (k) { return k + " " + num(r.rewards[k]); }).join(" · ")));
+    if (r.explain) {
+      var ex = el("div", "explain");
+      ex.appendChild(el("b", "", "extracted: ")); ex.appendChild(el("code", "extracted", r.explain.extracted));
+      ex.appendChild(el("b", "", "  gold: ")); ex.appendChild(el("code", "gold", r.explain.gold));
+      v.appendChild(ex);
+    }
+    r.messages.forEach(function (m) {
+      var box = el("div", "msg role-" + m.role);
+      box.appendChild(el("div", "muted", m.role));
+      var text = typeof m.content === "string" ? m.content : m.content === null ? "" : JSON.stringify(m.content);
+      (m.tool_calls || []).forEach(function (c) { text += "\n→ " + (c.function ? c.function.name + " " + c.function.arguments : JSON.stringify(c)); });
+      box.appendChild(el("pre", "", text));
+      v.appendChild(box);
+    });
+  }
+  draw();
+  document.body.setAttribute("data-ready", "1");
+  var es = new EventSource("/events?token=" + encodeURIComponent(token));
+  es.onmessage = function (e) { snap = JSON.parse(e.data); draw(); };
+  es.onerror = function () { document.getElementById("status").textContent = "disconnected; retrying…"; };
+  es.onopen = function () { document.getElementById("status").textContent = "live"; };
+})();
+`;
+
+const STYLE = `
+body { font: 14px/1.45 system-ui, sans-serif; color: #1d2433; background: #f7f8fa; margin: 0; }
+header { background: #fff; border-bottom: 1px solid #e3e6ec; padding: 14px 24px; display: flex; gap: 16px; align-items: baseline; }
+header h1 { margin: 0; font-size: 18px; }
+.muted { color: #5b6475; font-size: 12px; }
+main { padding: 16px 24px; }
+.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 14px; }
+.panel { background: #fff; border: 1px solid #e3e6ec; border-radius: 8px; padding: 10px 12px; }
+.panel h3 { margin: 0 0 6px; font-size: 14px; }
+.chart { position: relative; height: 240px; }
+.master { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 14px; margin-top: 14px; }
+table { border-collapse: collapse; width: 100%; background: #fff; font-size: 13px; }
+th, td { border-bottom: 1px solid #e3e6ec; padding: 4px 8px; text-align: left; }
+tr.clickable { cursor: pointer; } tr.clickable:hover { background: #f3f6fd; }
+#viewer { background: #fff; border: 1px solid #e3e6ec; border-radius: 8px; padding: 10px 12px; max-height: 70vh; overflow: auto; }
+.msg { border-left: 4px solid #8c94a3; margin: 6px 0; padding: 4px 8px; background: #fafbfc; }
+.msg.role-assistant { border-left-color: #2e9d5b; } .msg.role-tool { border-left-color: #e0a526; } .msg.role-user { border-left-color: #3b6fd8; }
+pre { white-space: pre-wrap; word-break: break-word; margin: 2px 0; font: 12px/1.4 ui-monospace, monospace; }
+.errorbox { background: #fdecea; color: #8a1c14; padding: 6px 8px; border-radius: 6px; }
+.explain code { background: #f3f4f7; padding: 1px 4px; }
+`;
+
+/** The dashboard page: chart.js and the first snapshot inlined (first paint needs no second request). */
+export function renderWatchPage(title: string, snapshot: LiveSnapshot, chartJs: string, token: string): string {
+  const panel = (id: string, h: string) =>
+    `<div class="panel"><h3>${escapeHtml(h)}</h3><div class="chart"><canvas id="${id}"></canvas></div></div>`;
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
+<body data-token="${escapeHtml(token)}">
+<header><h1>${escapeHtml(title)}</h1><span class="muted"><span id="total">0</span> rollouts · <span id="width"></span></span><span id="status" class="muted">connecting…</span></header>
+<main>
+<div class="grid">
+${panel("chart-reward", "Reward, pass rate and components")}
+${panel("chart-outcomes", "Error and truncation rates")}
+${panel("chart-zero-variance", "Share of groups with zero reward variance")}
+${panel("chart-length", "Response length")}
+${panel("chart-tools", "Tool calls per rollout")}
+</div>
+<div class="master">
+  <div class="panel"><h3>Latest rollouts</h3><table><thead><tr><th>step</th><th>rollout</th><th>task</th><th>outcome</th><th>reward</th><th>turns</th><th>tools</th></tr></thead><tbody id="latest-body"></tbody></table></div>
+  <aside id="viewer"><p class="muted">Click a rollout to read it.</p></aside>
+</div>
+</main>
+<script id="watch-data" type="application/json">${scriptJson(snapshot)}</script>
+<script>${inlineScript(chartJs)}</script>
+<script>${inlineScript(WATCH_SCRIPT)}</script>
+</body></html>
+`;
+}

@@ -1,0 +1,167 @@
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { StringDecoder } from "node:string_decoder";
+import { type RolloutResult, UsageError } from "@benchmax/core";
+import { chartJsSource } from "./chart-library.js";
+import { LiveSeries } from "./live-series.js";
+import { renderWatchPage } from "./watch-page.js";
+
+export interface WatchOptions {
+  /** Default 0 (a free port). */
+  port?: number;
+  /** Default a random token; every request needs it (`?token=` or `Authorization: Bearer`). */
+  token?: string;
+  /** How often the file is polled for new rollouts and a changed snapshot pushed (default 500 ms). */
+  pollMs?: number;
+  /** Pass threshold for the pass-rate curve (default 1). */
+  passThreshold?: number;
+}
+
+export interface WatchServer {
+  /** The dashboard's address, token included. */
+  url: string;
+  token: string;
+  series: LiveSeries;
+  close(): Promise<void>;
+}
+
+/**
+ * Follows a run dir's results.jsonl as it grows (an `eval` in progress, or a `serve --record` directory), a MiB at a
+ * time from the last offset, feeding each complete line to `series`. A torn last line waits for its end.
+ */
+class Tail {
+  private offset = 0;
+  private carry = "";
+  private readonly decoder = new StringDecoder("utf8");
+  private readonly buf = Buffer.allocUnsafe(1 << 20);
+  constructor(
+    private readonly path: string,
+    private readonly onLine: (r: RolloutResult) => void,
+  ) {}
+
+  poll(): number {
+    if (!existsSync(this.path)) return 0;
+    const size = statSync(this.path).size;
+    if (size < this.offset) {
+      // truncated or replaced: start again
+      this.offset = 0;
+      this.carry = "";
+    }
+    if (size === this.offset) return 0;
+    const fd = openSync(this.path, "r");
+    let lines = 0;
+    try {
+      for (;;) {
+        const n = readSync(fd, this.buf, 0, this.buf.length, this.offset);
+        if (n === 0) break;
+        this.offset += n;
+        const text = this.carry + this.decoder.write(this.buf.subarray(0, n));
+        let start = 0;
+        for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
+          const line = text.slice(start, nl).trim();
+          start = nl + 1;
+          if (!line) continue;
+          try {
+            const r = JSON.parse(line) as RolloutResult;
+            if (r && typeof r.taskId === "string" && typeof r.outcome === "string") {
+              this.onLine(r);
+              lines++;
+            }
+          } catch {
+            /* a malformed line is skipped; the run dir's own readers report it */
+          }
+        }
+        this.carry = text.slice(start);
+      }
+    } finally {
+      closeSync(fd);
+    }
+    return lines;
+  }
+}
+
+/**
+ * `benchmax watch DIR`: a live dashboard of a run dir on loopback (127.0.0.1 only), behind a token. The page carries
+ * the first snapshot inline; `/events` (SSE) pushes a new one whenever rollouts arrive (polled every `pollMs`).
+ */
+export async function startWatch(dir: string, options: WatchOptions = {}): Promise<WatchServer> {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`${dir}: no such run directory`);
+  const token = options.token ?? randomBytes(16).toString("hex");
+  const tokenBytes = Buffer.from(token);
+  const series = new LiveSeries(options.passThreshold ?? 1);
+  const tail = new Tail(join(dir, "results.jsonl"), (r) => series.add(r));
+  tail.poll();
+  const clients = new Set<ServerResponse>();
+  let sentVersion = series.version;
+  const timer = setInterval(() => {
+    tail.poll();
+    if (series.version === sentVersion || clients.size === 0) return;
+    sentVersion = series.version;
+    const msg = `data: ${JSON.stringify(series.snapshot())}\n\n`;
+    for (const c of clients) c.write(msg);
+  }, options.pollMs ?? 500);
+  timer.unref();
+  const heartbeat = setInterval(() => {
+    for (const c of clients) c.write(": ping\n\n");
+  }, 15_000);
+  heartbeat.unref();
+
+  const authorized = (req: IncomingMessage, url: URL): boolean => {
+    const h = req.headers.authorization;
+    const given = url.searchParams.get("token") ?? (h?.startsWith("Bearer ") ? h.slice(7) : undefined);
+    if (!given) return false;
+    const b = Buffer.from(given);
+    return b.length === tokenBytes.length && timingSafeEqual(b, tokenBytes);
+  };
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    if (!authorized(req, url)) {
+      res.writeHead(401, { "content-type": "text/plain" }).end("token required (?token=…)\n");
+      return;
+    }
+    if (url.pathname === "/") {
+      tail.poll();
+      sentVersion = Math.min(sentVersion, series.version);
+      const html = renderWatchPage(`benchmax watch — ${dir}`, series.snapshot(), chartJsSource(), token);
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" }).end(html);
+      return;
+    }
+    if (url.pathname === "/events") {
+      res.writeHead(200, {
+        "content-type": "text/event-stream",
+        "cache-control": "no-store",
+        connection: "keep-alive",
+      });
+      res.write(`data: ${JSON.stringify(series.snapshot())}\n\n`);
+      clients.add(res);
+      req.on("close", () => clients.delete(res));
+      return;
+    }
+    if (url.pathname === "/snapshot") {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(series.snapshot()));
+      return;
+    }
+    res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/?token=${token}`,
+    token,
+    series,
+    async close() {
+      clearInterval(timer);
+      clearInterval(heartbeat);
+      for (const c of clients) c.end();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
