@@ -168,6 +168,8 @@ export class RunAggregate {
     total: new StreamingStats(),
   };
   private readonly chars = new StreamingStats();
+  /** Assistant turns with token ids, and those the drift check flagged. */
+  private readonly drift = { turns: 0, flagged: 0 };
   /** field → value → slice; a field past MAX_SLICE_VALUES values maps to null. */
   private readonly slices = new Map<string, Map<string, TaskAgg> | null>();
   /** Rewards at or above the threshold, counted per threshold asked for at add time. */
@@ -191,6 +193,10 @@ export class RunAggregate {
       this.tokens.total.add(r.usage.total_tokens);
     }
     if (r.messages?.length) this.chars.add(responseChars(r));
+    if (r.tokens) {
+      this.drift.turns += r.tokens.length;
+      this.drift.flagged += r.tokenDrift?.length ?? 0;
+    }
     let t = this.tasks.get(r.taskId);
     if (!t) this.tasks.set(r.taskId, (t = newSlice()));
     const slices = this.slicesOf(r);
@@ -328,9 +334,9 @@ export class RunAggregate {
     };
   }
 
-  /** The optional summary fields: rl, tokens, responseChars, breakdown (each only when there is data). */
-  private extras(): Pick<RunSummary, "rl" | "tokens" | "responseChars" | "breakdown"> {
-    const out: Pick<RunSummary, "rl" | "tokens" | "responseChars" | "breakdown"> = {};
+  /** The optional summary fields: rl, tokens, tokenDrift, responseChars, breakdown (each only with data). */
+  private extras(): Pick<RunSummary, "rl" | "tokens" | "tokenDrift" | "responseChars" | "breakdown"> {
+    const out: Pick<RunSummary, "rl" | "tokens" | "tokenDrift" | "responseChars" | "breakdown"> = {};
     const rl = this.rlSummary();
     if (rl) out.rl = rl;
     if (this.tokens.total.n) {
@@ -340,6 +346,7 @@ export class RunAggregate {
         total: this.tokens.total.stats(),
       };
     }
+    if (this.drift.turns) out.tokenDrift = { ...this.drift };
     if (this.chars.n) out.responseChars = this.chars.stats();
     const breakdown: NonNullable<RunSummary["breakdown"]> = {};
     for (const [field, values] of this.slices) {

@@ -4,8 +4,9 @@ import { explainBestEffort, scalarMeta } from "./explain.js";
 import { buildInitialMessages } from "./initial-messages.js";
 import type { PolicyInput, PolicyReply, ToolFormat } from "./policy.js";
 import { assertFiniteRewards, combineRewards } from "./reward.js";
-import type { Outcome, RolloutResult } from "./rollout-result.js";
+import type { Outcome, RolloutResult, TurnTokens } from "./rollout-result.js";
 import { DEFAULT_TIMEOUTS, DeadlineExceeded, isLimit, startLimit, stopLimit, withTimeout } from "./timeout.js";
+import { tokenDriftTurns, validTurnTokens } from "./token-drift.js";
 import { extractToolCalls, type ParsedToolCall, type ToolCallItem } from "./tool-calls.js";
 import type {
   AssistantMessage,
@@ -135,6 +136,8 @@ export class Episode<T extends Task = Task> {
   private readonly deadline: number | undefined;
   private readonly toolTimeoutMs: number;
   private usageSum: Usage | undefined;
+  /** Token ids per assistant turn, when the policy's replies carried them. */
+  private tokens: TurnTokens[] | undefined;
   private initialised: boolean;
   private initAttempted: boolean;
   private ended = false;
@@ -362,6 +365,8 @@ export class Episode<T extends Task = Task> {
     this.messages.push(message);
     r.turns++;
     this.usageSum = addUsage(this.usageSum, reply.usage);
+    const tokens = reply.tokens && validTurnTokens(reply.tokens);
+    if (tokens) (this.tokens ??= []).push({ turn, ...tokens });
     const items = actions?.length ? actions : extractToolCalls(message, this.toolFormat, turn);
     const maxTokens = this.options.maxTokens;
     const overTokens = maxTokens !== undefined && (this.usageSum?.completion_tokens ?? 0) >= maxTokens;
@@ -618,6 +623,7 @@ export class Episode<T extends Task = Task> {
       c.r.toolCalls = this.r.toolCalls;
       c.r.toolErrors = this.r.toolErrors;
       c.usageSum = this.usageSum && { ...this.usageSum };
+      c.tokens = this.tokens && [...this.tokens];
       return c;
     });
   }
@@ -667,6 +673,10 @@ export class Episode<T extends Task = Task> {
     const r = this.r;
     r.messages = this.options.keepMessages === false ? [] : this.messages;
     r.durationMs = performance.now() - this.started;
+    if (this.tokens) {
+      r.tokens = this.tokens;
+      r.tokenDrift = tokenDriftTurns(this.tokens);
+    }
     return r;
   }
 }

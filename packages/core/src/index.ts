@@ -29,6 +29,7 @@ export * from "./score.js";
 export * from "./seeded-random.js";
 export * from "./summary.js";
 export * from "./timeout.js";
+export * from "./token-drift.js";
 export * from "./tool.js";
 export * from "./tool-calls.js";
 export * from "./types.js";

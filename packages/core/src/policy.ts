@@ -1,3 +1,4 @@
+import type { TurnTokens } from "./rollout-result.js";
 import type { AssistantMessage, Message, Task, ToolSpec, Usage } from "./types.js";
 
 export type ToolFormat = "openai" | "hermes";
@@ -18,6 +19,8 @@ export interface PolicyReply {
   message: AssistantMessage;
   usage?: Usage;
   finishReason?: string;
+  /** The turn's prompt and completion token ids (and logprobs), when the endpoint returned them. */
+  tokens?: Omit<TurnTokens, "turn">;
 }
 
 /** A policy maps a conversation to the next assistant message. Throw InfraError for endpoint failures. */

@@ -88,6 +88,19 @@ export const UsageSchema = z.object({
 });
 
 /**
+ * One assistant turn at the token level, as the endpoint returned it (vLLM's `prompt_token_ids`, the choice's
+ * `token_ids` and `logprobs.content[].logprob`), so that training data is never re-tokenized.
+ */
+export const TurnTokensSchema = z.object({
+  /** Zero-based assistant turn index. */
+  turn: z.number().int(),
+  prompt_token_ids: z.array(z.number().int()),
+  completion_token_ids: z.array(z.number().int()),
+  /** One logprob per completion token, when the endpoint returned them. */
+  logprobs: z.array(z.number()).optional(),
+});
+
+/**
  * How an env explains a reward to a person reading a report (harness side only; never shown to a policy): what it
  * extracted from the model's answer, the gold it compared with, and lines on what differed.
  */
@@ -131,6 +144,13 @@ export const RolloutResultSchema = z.object({
   explain: RewardExplanationSchema.optional(),
   /** The trainer step the client sent (recorded served rollouts). */
   trainerStep: z.number().optional(),
+  /** Token ids (and logprobs) per assistant turn, when the endpoint returned them. */
+  tokens: z.array(TurnTokensSchema).optional(),
+  /**
+   * Turns whose prompt ids do not extend the previous turn's prompt + completion ids (re-tokenization drift);
+   * absent when `tokens` is.
+   */
+  tokenDrift: z.array(z.number().int()).optional(),
 });
 
 export const StatsSchema = z.object({
@@ -193,6 +213,8 @@ export const RunSummarySchema = z.object({
   tokens: z
     .object({ prompt: StatsSchema.nullable(), completion: StatsSchema.nullable(), total: StatsSchema.nullable() })
     .optional(),
+  /** Token-level records: assistant turns with token ids, and those flagged by the drift (prefix) check. */
+  tokenDrift: z.object({ turns: z.number().int(), flagged: z.number().int() }).optional(),
   /** Characters the model wrote per rollout (every assistant message). */
   responseChars: StatsSchema.nullable().optional(),
   /** Per task metadata field (split, level, type…), per value: counts, mean reward and pass rate. */

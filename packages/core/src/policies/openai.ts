@@ -3,6 +3,7 @@ import { InfraError } from "../errors.js";
 import { toHermesMessages } from "../hermes.js";
 import { loadOpenAI, type OpenAIModule } from "../openai-sdk.js";
 import type { Policy, PolicyReply } from "../policy.js";
+import { validTurnTokens } from "../token-drift.js";
 import type { AssistantMessage, Message, ToolCall } from "../types.js";
 
 export interface OpenAIPolicyOptions {
@@ -22,6 +23,35 @@ export interface OpenAIPolicyOptions {
   timeoutMs?: number;
   /** Extra body fields (e.g. vLLM's `top_k`). */
   extraBody?: Record<string, unknown>;
+  /**
+   * Ask a vLLM-like endpoint for token ids and logprobs (`return_token_ids: true`, `logprobs: true`) so that each
+   * turn's ids are recorded. Off by default: OpenAI's own API refuses `return_token_ids`. Ids are recorded whenever
+   * a reply carries them, whether this or `extraBody` asked for them.
+   */
+  tokenIds?: boolean;
+}
+
+/** vLLM's extensions of a chat completion (vllm/entrypoints/openai/chat_completion/protocol.py). */
+interface VllmTokenFields {
+  prompt_token_ids?: unknown;
+  choices?: Array<{ token_ids?: unknown; logprobs?: { content?: Array<{ logprob?: unknown }> | null } | null }>;
+}
+
+/**
+ * The turn's token record from a vLLM-shaped reply: the response's `prompt_token_ids`, the choice's `token_ids`
+ * and `logprobs.content[].logprob` (numbers only; the per-token objects are dropped). Undefined unless both id
+ * lists are there; logprobs only when there is one finite value per completion token.
+ */
+export function turnTokensOf(res: unknown): PolicyReply["tokens"] {
+  const r = res as VllmTokenFields;
+  const choice = r.choices?.[0];
+  if (!r.prompt_token_ids || !choice?.token_ids) return undefined;
+  const content = choice.logprobs?.content;
+  return validTurnTokens({
+    prompt_token_ids: r.prompt_token_ids,
+    completion_token_ids: choice.token_ids,
+    logprobs: Array.isArray(content) ? content.map((c) => c?.logprob) : undefined,
+  });
 }
 
 const RETRYABLE = new Set([408, 409, 425, 429, 500, 502, 503, 504]);
@@ -93,6 +123,7 @@ export function openaiPolicy(options: OpenAIPolicyOptions): Policy {
         ...(toolFormat === "openai" && tools.length
           ? { tools: tools.map((t) => ({ type: "function", function: t })) }
           : {}),
+        ...(options.tokenIds ? { return_token_ids: true, logprobs: true } : {}),
         ...options.extraBody,
       };
       const { api, mod } = await getClient();
@@ -109,8 +140,10 @@ export function openaiPolicy(options: OpenAIPolicyOptions): Policy {
           const choice = res.choices?.[0];
           if (!choice?.message)
             throw new InfraError(`endpoint returned no choices (${JSON.stringify(res).slice(0, 200)})`);
+          const tokens = turnTokensOf(res);
           return {
             message: toAssistant(choice.message),
+            ...(tokens ? { tokens } : {}),
             finishReason: choice.finish_reason ?? undefined,
             ...(res.usage
               ? {

@@ -1,0 +1,146 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineEnv } from "../define-env.js";
+import { runRollout } from "../rollout.js";
+import { RolloutResultSchema, RunSummarySchema } from "../schemas.js";
+import { summarize } from "../summary.js";
+import { tokenDriftTurns, validTurnTokens } from "../token-drift.js";
+import { tool } from "../tool.js";
+import type { Task } from "../types.js";
+import { type FakeVllm, startFakeVllm } from "./fake-vllm.js";
+import { openaiPolicy, turnTokensOf } from "./openai.js";
+
+const env = defineEnv<Task<string>>({
+  name: "adder",
+  systemPrompt: "Add.",
+  tools: [
+    tool({
+      name: "add",
+      description: "a+b",
+      parameters: z.object({ a: z.number(), b: z.number() }),
+      execute: ({ a, b }) => String(a + b),
+    }),
+  ],
+  reward: ({ completion, task }) => ({ correct: completion.includes(`<answer>${task.groundTruth}</answer>`) ? 1 : 0 }),
+});
+const task: Task<string> = { id: "q", prompt: "2+2?", groundTruth: "4" };
+
+let fake: FakeVllm | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+const info = { env: "adder", policy: "openai:m", durationMs: 1 };
+
+describe("token-faithful eval against a fake vLLM endpoint", () => {
+  it("records each turn's prompt ids, completion ids and logprobs; a faithful template flags nothing", async () => {
+    fake = await startFakeVllm();
+    const r = await runRollout(env, task, openaiPolicy({ model: "m", baseURL: fake.url, tokenIds: true }), {
+      toolFormat: "hermes",
+    });
+    expect(r.outcome).toBe("completed");
+    expect(r.reward).toBe(1);
+    expect(fake.requests[0]).toMatchObject({ return_token_ids: true, logprobs: true });
+    expect(r.tokens).toHaveLength(2);
+    const [t0, t1] = r.tokens!;
+    expect(t0!.turn).toBe(0);
+    expect(t1!.turn).toBe(1);
+    // the ids decode to what the model wrote (the fake's tokenizer is one id per code unit)
+    expect(String.fromCharCode(...t0!.completion_token_ids)).toBe(`${r.messages[2]!.content}<|end|>\n`);
+    expect(t0!.logprobs).toHaveLength(t0!.completion_token_ids.length);
+    expect(t0!.logprobs!.slice(0, 3)).toEqual([-0.1, -0.2, -0.3]);
+    expect(t1!.prompt_token_ids.slice(0, t0!.prompt_token_ids.length + t0!.completion_token_ids.length)).toEqual([
+      ...t0!.prompt_token_ids,
+      ...t0!.completion_token_ids,
+    ]);
+    expect(r.tokenDrift).toEqual([]);
+    // results.jsonl keeps them: the line round-trips through the schema
+    const line = RolloutResultSchema.parse(JSON.parse(JSON.stringify(r)));
+    expect(line.tokens).toEqual(r.tokens);
+    const s = RunSummarySchema.parse(summarize([r], info));
+    expect(s.tokenDrift).toEqual({ turns: 2, flagged: 0 });
+  });
+
+  it("flags the turn whose prompt was re-rendered differently (drift), and the summary counts it", async () => {
+    fake = await startFakeVllm({ drift: true });
+    const r = await runRollout(env, task, openaiPolicy({ model: "m", baseURL: fake.url, tokenIds: true }), {
+      toolFormat: "hermes",
+    });
+    expect(r.outcome).toBe("completed");
+    expect(r.tokens).toHaveLength(2);
+    expect(r.tokenDrift).toEqual([1]);
+    const clean = await startFakeVllm();
+    try {
+      const ok = await runRollout(env, task, openaiPolicy({ model: "m", baseURL: clean.url, tokenIds: true }), {
+        toolFormat: "hermes",
+      });
+      expect(summarize([r, ok], info).tokenDrift).toEqual({ turns: 4, flagged: 1 });
+    } finally {
+      await clean.close();
+    }
+  });
+
+  it("asks nothing by default (OpenAI refuses return_token_ids), and records no tokens", async () => {
+    fake = await startFakeVllm({ strict: true });
+    const r = await runRollout(env, task, openaiPolicy({ model: "m", baseURL: fake.url }), { toolFormat: "hermes" });
+    expect(r.outcome).toBe("completed");
+    expect(fake.requests.every((q) => !("return_token_ids" in q) && !("logprobs" in q))).toBe(true);
+    expect(r.tokens).toBeUndefined();
+    expect(r.tokenDrift).toBeUndefined();
+    expect(summarize([r], info).tokenDrift).toBeUndefined();
+    // asking a strict endpoint is refused: an infra_error that names the field, never a silent text-only run
+    const refused = await runRollout(
+      env,
+      task,
+      openaiPolicy({ model: "m", baseURL: fake.url, tokenIds: true, maxRetries: 0 }),
+      { toolFormat: "hermes" },
+    );
+    expect(refused.outcome).toBe("infra_error");
+    expect(refused.error).toMatch(/return_token_ids/);
+  });
+
+  it("records ids asked for through extraBody (--sampling-args) too, without logprobs when not asked", async () => {
+    fake = await startFakeVllm();
+    const r = await runRollout(
+      env,
+      task,
+      openaiPolicy({ model: "m", baseURL: fake.url, extraBody: { return_token_ids: true } }),
+      { toolFormat: "hermes" },
+    );
+    expect(r.tokens).toHaveLength(2);
+    expect(r.tokens![0]!.logprobs).toBeUndefined();
+  });
+});
+
+describe("turnTokensOf / validTurnTokens", () => {
+  it("keeps numbers only and drops malformed records", () => {
+    const res = {
+      prompt_token_ids: [1, 2],
+      choices: [{ token_ids: [3], logprobs: { content: [{ token: "x", logprob: -0.5, top_logprobs: [] }] } }],
+    };
+    expect(turnTokensOf(res)).toEqual({ prompt_token_ids: [1, 2], completion_token_ids: [3], logprobs: [-0.5] });
+    expect(turnTokensOf({ choices: [{ token_ids: [3] }] })).toBeUndefined();
+    expect(turnTokensOf({ prompt_token_ids: [1], choices: [{}] })).toBeUndefined();
+    expect(turnTokensOf({ prompt_token_ids: ["1"], choices: [{ token_ids: [3] }] })).toBeUndefined();
+    // logprobs that do not line up with the ids are dropped, the ids kept
+    expect(
+      turnTokensOf({
+        prompt_token_ids: [1],
+        choices: [{ token_ids: [3, 4], logprobs: { content: [{ logprob: -1 }] } }],
+      }),
+    ).toEqual({ prompt_token_ids: [1], completion_token_ids: [3, 4] });
+    expect(validTurnTokens("abc")).toBeUndefined();
+    expect(validTurnTokens({ prompt_token_ids: [1.5], completion_token_ids: [] })).toBeUndefined();
+  });
+
+  it("the prefix check compares consecutive turns only", () => {
+    const t = (turn: number, p: number[], c: number[]) => ({ turn, prompt_token_ids: p, completion_token_ids: c });
+    expect(tokenDriftTurns([t(0, [1], [2]), t(1, [1, 2, 3], [4]), t(2, [1, 2, 3, 4, 5], [6])])).toEqual([]);
+    expect(tokenDriftTurns([t(0, [1], [2]), t(1, [1, 9, 3], [4]), t(2, [1, 9, 3, 4], [6])])).toEqual([1]);
+    // a shorter prompt drifts too
+    expect(tokenDriftTurns([t(0, [1], [2]), t(1, [1], [4])])).toEqual([1]);
+    // a turn without ids in between: no comparison across the gap
+    expect(tokenDriftTurns([t(0, [1], [2]), t(2, [7], [4])])).toEqual([]);
+  });
+});
