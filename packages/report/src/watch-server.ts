@@ -42,7 +42,12 @@ class Tail {
     private readonly onLine: (r: RolloutResult) => void,
   ) {}
 
-  poll(): number {
+  /** Whether the last poll stopped at its byte budget with more of the file left. */
+  behind = false;
+
+  /** Read what was appended since the last poll, at most `maxBytes` of it (the rest on the next poll). */
+  poll(maxBytes = Number.POSITIVE_INFINITY): number {
+    this.behind = false;
     if (!existsSync(this.path)) return 0;
     const size = statSync(this.path).size;
     if (size < this.offset) {
@@ -53,10 +58,16 @@ class Tail {
     if (size === this.offset) return 0;
     const fd = openSync(this.path, "r");
     let lines = 0;
+    let read = 0;
     try {
       for (;;) {
+        if (read >= maxBytes) {
+          this.behind = this.offset < size;
+          break;
+        }
         const n = readSync(fd, this.buf, 0, this.buf.length, this.offset);
         if (n === 0) break;
+        read += n;
         this.offset += n;
         const text = this.carry + this.decoder.write(this.buf.subarray(0, n));
         let start = 0;
@@ -93,16 +104,40 @@ export async function startWatch(dir: string, options: WatchOptions = {}): Promi
   const tokenBytes = Buffer.from(token);
   const series = new LiveSeries(options.passThreshold ?? 1);
   const tail = new Tail(join(dir, "results.jsonl"), (r) => series.add(r));
-  tail.poll();
   const clients = new Set<ServerResponse>();
   let sentVersion = series.version;
-  const timer = setInterval(() => {
-    tail.poll();
+  let closed = false;
+  const push = () => {
     if (series.version === sentVersion || clients.size === 0) return;
     sentVersion = series.version;
     const msg = `data: ${JSON.stringify(series.snapshot())}\n\n`;
     for (const c of clients) c.write(msg);
-  }, options.pollMs ?? 500);
+  };
+  // a large file is read a slice per turn of the event loop, so the page is served (with what is read so far) while
+  // the rest comes in; each slice's rollouts reach open pages at the next push
+  const SLICE = 4 << 20;
+  let lastPush = 0;
+  let catching = false;
+  const catchUp = () => {
+    if (closed) return;
+    tail.poll(SLICE);
+    if (performance.now() - lastPush > 1000) {
+      lastPush = performance.now();
+      push();
+    }
+    if (tail.behind) setImmediate(catchUp);
+    else {
+      catching = false;
+      push();
+    }
+  };
+  const kick = () => {
+    if (catching) return;
+    catching = true;
+    catchUp();
+  };
+  kick();
+  const timer = setInterval(kick, options.pollMs ?? 500);
   timer.unref();
   const heartbeat = setInterval(() => {
     for (const c of clients) c.write(": ping\n\n");
@@ -124,7 +159,6 @@ export async function startWatch(dir: string, options: WatchOptions = {}): Promi
       return;
     }
     if (url.pathname === "/") {
-      tail.poll();
       sentVersion = Math.min(sentVersion, series.version);
       const html = renderWatchPage(`benchmax watch — ${dir}`, series.snapshot(), chartJsSource(), token);
       res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" }).end(html);
@@ -157,6 +191,7 @@ export async function startWatch(dir: string, options: WatchOptions = {}): Promi
     token,
     series,
     async close() {
+      closed = true;
       clearInterval(timer);
       clearInterval(heartbeat);
       for (const c of clients) c.end();
