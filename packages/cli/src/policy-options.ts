@@ -18,6 +18,8 @@ export interface PolicyFlags {
   replay?: string;
   /** Seconds per model call (--timeout). */
   timeout?: number;
+  /** Ask a vLLM-like endpoint for token ids and logprobs per turn (--token-ids). */
+  tokenIds?: boolean;
 }
 
 export function addPolicyOptions(cmd: Command): Command {
@@ -45,7 +47,11 @@ export function addPolicyOptions(cmd: Command): Command {
       },
       120,
     )
-    .option("--replay <results.jsonl>", "results file for --policy replay");
+    .option("--replay <results.jsonl>", "results file for --policy replay")
+    .option(
+      "--token-ids",
+      "record each turn's prompt/completion token ids and logprobs (vLLM's return_token_ids; OpenAI's API refuses it)",
+    );
 }
 
 /** Request fields that --sampling-args may not set: the policy owns them, or a flag does. */
@@ -191,6 +197,7 @@ export async function makePolicy(env: Env, flags: PolicyFlags): Promise<Policy> 
         temperature: flags.temperature,
         maxTokens: flags.maxTokens,
         timeoutMs,
+        tokenIds: flags.tokenIds,
         extraBody: {
           ...flags.samplingArgs,
           ...(flags.topP !== undefined ? { top_p: flags.topP } : {}),

@@ -1,6 +1,14 @@
 import { createHash } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
-import { extractAnswer, type Message, textOf, UsageError } from "@benchmax/core";
+import {
+  extractAnswer,
+  type Message,
+  type TurnTokens,
+  textOf,
+  tokenDriftTurns,
+  UsageError,
+  validTurnTokens,
+} from "@benchmax/core";
 import { type PiiCounts, PiiScrubber } from "./pii.js";
 import { stableSplit } from "./stable-split.js";
 
@@ -10,7 +18,20 @@ export interface TraceRow {
   prompt?: string;
   messages?: Message[];
   ground_truth: string;
-  meta: { source: string; line: number; turns: number; tool_calls: number; tools: string[]; success?: boolean };
+  meta: {
+    source: string;
+    line: number;
+    turns: number;
+    tool_calls: number;
+    tools: string[];
+    success?: boolean;
+    /** The trace's token record was dropped: PII scrubbing changed the text, and the ids would still hold it. */
+    tokens_dropped?: "pii";
+  };
+  /** The trace's token ids and logprobs per assistant turn (a benchmax results.jsonl line's `tokens`), kept as is. */
+  tokens?: TurnTokens[];
+  /** Turns of `tokens` whose prompt ids do not extend the previous prompt + completion (re-tokenization drift). */
+  token_drift?: number[];
 }
 
 export interface TraceError {
@@ -167,13 +188,34 @@ interface ParsedTrace {
   id: string;
   conversation: Message[];
   success?: boolean;
+  tokens?: TurnTokens[];
+}
+
+/** A results.jsonl line's `tokens`: each entry checked (integer ids, a turn index); a malformed one is a line error. */
+function parseTokens(x: unknown): TurnTokens[] | undefined {
+  if (x === undefined) return undefined;
+  if (!Array.isArray(x)) throw new LineError("tokens must be an array of per-turn token records", "tokens");
+  return x.map((t, i) => {
+    const ok = validTurnTokens(t);
+    const turn = isObj(t) ? t.turn : undefined;
+    if (!ok || typeof turn !== "number" || !Number.isInteger(turn) || turn < 0) {
+      throw new LineError(
+        "a token record needs a turn index and integer prompt_token_ids and completion_token_ids",
+        `tokens[${i}]`,
+      );
+    }
+    return { turn, ...ok };
+  });
 }
 
 function parseTrace(row: unknown, line: string): ParsedTrace {
   if (!isObj(row)) throw new LineError("a trace must be a JSON object");
   const id = traceId(row, line);
   const success = successFlag(row);
-  if (row.messages !== undefined) return { id, success, conversation: checkMessages(row.messages, "messages") };
+  if (row.messages !== undefined) {
+    const tokens = parseTokens(row.tokens);
+    return { id, success, conversation: checkMessages(row.messages, "messages"), ...(tokens ? { tokens } : {}) };
+  }
   if (row.input !== undefined || row.output !== undefined) {
     if (row.input === undefined) throw new LineError('an {input, output} trace needs "input"', "input");
     if (row.output === undefined) throw new LineError('an {input, output} trace needs "output"', "output");
@@ -276,13 +318,24 @@ export function convertTraces(text: string, options: TracesOptions = {}): Traces
         ...(parsed.success !== undefined ? { success: parsed.success } : {}),
       },
     };
+    let tokens = parsed.tokens;
     if (scrubber) {
+      const before = tokens ? JSON.stringify(parsed.conversation) : "";
       row = {
         ...row,
         ...scrubber.scrubDeep({ prompt: row.prompt, messages: row.messages, ground_truth: row.ground_truth }),
       };
       if (row.prompt === undefined) delete row.prompt;
       if (row.messages === undefined) delete row.messages;
+      // the ids encode the whole conversation's text: keep them only when scrubbing it would change nothing
+      if (tokens && JSON.stringify(new PiiScrubber().scrubDeep(parsed.conversation)) !== before) {
+        tokens = undefined;
+        row.meta.tokens_dropped = "pii";
+      }
+    }
+    if (tokens) {
+      row.tokens = tokens;
+      row.token_drift = tokenDriftTurns(tokens);
     }
     const key = JSON.stringify([row.prompt ?? row.messages, row.ground_truth]);
     if (seen.has(key)) {
