@@ -1,0 +1,109 @@
+#!/usr/bin/env node
+// Issue 25: `benchmax watch` on a run of 1,000,000 recorded rollouts (SkyRL-style: trainer step, groups of 8, short
+// conversations). Measures in headless Chromium the dashboard's first paint (navigation start → first contentful
+// paint, and → body[data-ready] with charts drawn), the time until all 1M rollouts are drawn, and how long a rollout
+// appended afterwards takes to reach the open page. Goals: first paint ≤ 1000 ms, a new rollout ≤ 2000 ms. Prints
+// one JSON line on stdout.
+import { appendFileSync, closeSync, existsSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startWatch } from "@benchmax/report";
+
+const log = (...a) => console.error("[watch]", ...a);
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const N = Number(process.env.BENCH_WATCH_ROLLOUTS ?? 1_000_000);
+const GROUP = 8;
+const CHROMIUM = process.env.BENCHMAX_CHROMIUM ?? "/usr/bin/chromium";
+
+function line(i) {
+  const step = Math.floor(i / 512);
+  const task = `t${Math.floor(i / GROUP) % 5000}`;
+  const reward = (i * 2654435761) % 100 < 40 + (step % 60) ? 1 : 0;
+  return `${JSON.stringify({
+    taskId: task,
+    rolloutId: `r${i}`,
+    groupId: `${task}@${step}`,
+    sample: i % GROUP,
+    attempt: 0,
+    outcome: i % 97 === 0 ? "env_error" : "completed",
+    ...(i % 97 === 0 ? { error: "reward failed" } : { reward, rewards: { correct: reward, format: 1 } }),
+    turns: 2,
+    toolCalls: 1,
+    toolErrors: 0,
+    durationMs: 100,
+    messages: [
+      { role: "user", content: `What is ${i} + 1?` },
+      { role: "assistant", content: `<answer>${i + reward}</answer>` },
+    ],
+    trainerStep: step,
+  })}\n`;
+}
+
+async function main() {
+  if (!existsSync(CHROMIUM)) {
+    console.log(JSON.stringify({ bench: "watch", skipped: `no Chromium at ${CHROMIUM}` }));
+    return;
+  }
+  const dir = mkdtempSync(join(tmpdir(), "bench-watch-"));
+  const path = join(dir, "results.jsonl");
+  const fd = openSync(path, "w");
+  let buf = "";
+  for (let i = 0; i < N; i++) {
+    buf += line(i);
+    if (buf.length > 1 << 20) {
+      writeSync(fd, buf);
+      buf = "";
+    }
+  }
+  writeSync(fd, buf);
+  closeSync(fd);
+  log(`wrote ${N} rollouts`);
+  const require = createRequire(join(root, "packages/report/package.json"));
+  const { chromium } = require("playwright-core");
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
+  const t0 = performance.now();
+  const w = await startWatch(dir, { pollMs: 250 });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    await page.goto(w.url);
+    await page.waitForSelector("body[data-ready]");
+    const paint = await page.evaluate(() => {
+      const fcp = performance.getEntriesByName("first-contentful-paint")[0];
+      return {
+        fcpMs: fcp ? Math.round(fcp.startTime) : null,
+        readyMs: Math.round(performance.now()),
+        drawn: Number(document.body.getAttribute("data-total")),
+      };
+    });
+    log(`first paint ${paint.fcpMs} ms, ready ${paint.readyMs} ms with ${paint.drawn} rollouts drawn`);
+    await page.waitForSelector(`body[data-total="${N}"]`, { timeout: 600_000 });
+    const allMs = Math.round(performance.now() - t0);
+    const points = await page.evaluate(() => globalThis.benchmaxCharts["chart-reward"].data.labels.length);
+    // one more rollout appended: how long until the open page shows it (SSE push after the next poll)
+    const t1 = performance.now();
+    appendFileSync(path, line(N));
+    await page.waitForSelector(`body[data-total="${N + 1}"]`, { timeout: 30_000 });
+    const newMs = Math.round(performance.now() - t1);
+    const out = {
+      bench: "watch",
+      rollouts: N,
+      firstContentfulPaintMs: paint.fcpMs,
+      readyMs: paint.readyMs,
+      drawnAtFirstPaint: paint.drawn,
+      allDrawnMs: allMs,
+      points,
+      newRolloutMs: newMs,
+      goals: { firstPaintMs: 1000, newRolloutMs: 2000 },
+      met: paint.fcpMs !== null && paint.fcpMs <= 1000 && newMs <= 2000,
+    };
+    console.log(JSON.stringify(out));
+  } finally {
+    await w.close();
+    await browser.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
