@@ -1,4 +1,4 @@
-import { constants, existsSync, mkdirSync, realpathSync, rmSync } from "node:fs";
+import { constants, existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
@@ -14,8 +14,8 @@ let processRoot: string | undefined;
 /** This process's folder for workspaces (removed when the process exits). */
 export function workspaceRoot(): string {
   if (!processRoot) {
-    processRoot = join(tmpdir(), `benchmax-${process.pid}`);
-    mkdirSync(processRoot, { recursive: true });
+    // unique, not the PID alone: two containers sharing /tmp (one pod's emptyDir) both run as PID 1
+    processRoot = mkdtempSync(join(tmpdir(), `benchmax-${process.pid}-`));
     process.once("exit", () => {
       try {
         rmSync(processRoot!, { recursive: true, force: true });

@@ -145,13 +145,16 @@ describe("deploy/docker", () => {
   const dockerfile = read("docker/Dockerfile");
   const entry = read("docker/entrypoint.sh");
 
-  it("pins versions, runs as a non-root user, installs at build time only", () => {
+  it("pins the base, installs this repo's packed tarballs at build time, runs as node unless built for SkyPilot", () => {
     const from = /^FROM (\S+)/m.exec(dockerfile)![1]!;
     expect(from).toMatch(/^node:\d+\.\d+\.\d+-[a-z]+-slim$/);
-    expect(dockerfile).toMatch(/^ARG BENCHMAX_VERSION=\d+\.\d+\.\d+$/m);
     expect(dockerfile).not.toMatch(/latest/);
-    expect(dockerfile).toMatch(/"@benchmax\/cli@\$\{BENCHMAX_VERSION\}"/);
-    expect(dockerfile).toMatch(/^USER node$/m);
+    // issue 27: @benchmax/cli@0.1.0 is not on the registry; the image takes the repo's own packages
+    expect(dockerfile).toMatch(/^COPY dist-tarballs\/ /m);
+    expect(dockerfile).toMatch(/npm install --omit=dev .*\/opt\/benchmax-tarballs\/\*\.tgz/);
+    expect(dockerfile).not.toMatch(/"@benchmax\/[a-z-]+@/);
+    expect(dockerfile).toMatch(/^ARG BENCHMAX_USER=node$/m);
+    expect(dockerfile).toMatch(/^USER \$\{BENCHMAX_USER\}$/m);
     expect(dockerfile).toMatch(/^ENTRYPOINT \["\/usr\/local\/bin\/benchmax-entrypoint"\]$/m);
   });
 

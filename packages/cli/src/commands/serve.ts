@@ -47,6 +47,14 @@ export function register(program: Command): void {
     });
 }
 
+/**
+ * The server's token: --token, else BENCHMAX_TOKEN, trimmed. A token file made with `openssl rand -hex 32 > token.txt`
+ * ends in a newline that a Kubernetes Secret keeps; clients send the token without it, and every request was refused.
+ */
+export function serveToken(flag: string | undefined, env: string | undefined): string | undefined {
+  return (flag ?? env)?.trim() || undefined;
+}
+
 /** Resolves once a signal drained the server (or the MCP session ended). */
 export async function serveCommand(envSpec: string, flags: ServeFlags): Promise<void> {
   const env: Env = await createEnv(envSpec, parseKeyValues(flags.envOpt));
@@ -55,7 +63,7 @@ export async function serveCommand(envSpec: string, flags: ServeFlags): Promise<
     if (!env.loadTasks) throw new UsageError(`env ${env.name} has no dataset loader (--dataset)`);
     tasks = await env.loadTasks(flags.dataset, { split: flags.split });
   }
-  const token = flags.token ?? process.env.BENCHMAX_TOKEN ?? undefined;
+  const token = serveToken(flags.token, process.env.BENCHMAX_TOKEN);
   let closer: () => Promise<void>;
   if (flags.mcp) {
     const mcp = (await import("@benchmax/mcp" as string).catch((e: Error) => {
