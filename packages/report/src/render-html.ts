@@ -146,6 +146,12 @@ function rlSection(data: ReportData): string {
     parts.push(
       `<h4>Tokens and response length per rollout</h4>${table(["", "mean", "p50", "p95", "max"], rows, "lengths")}`,
     );
+  if (data.tokenDrift) {
+    const d = data.tokenDrift;
+    parts.push(
+      `<div class="cards" id="token-drift" data-flagged="${d.flagged}">${card("turns with token-id drift", `${d.flagged} of ${d.turns}`)}</div>`,
+    );
+  }
   for (const [field, values] of Object.entries(data.breakdown ?? {})) {
     const body = Object.entries(values).map(
       ([v, x]) =>

@@ -83,6 +83,8 @@ export interface ReportData {
   rl?: RunSummary["rl"];
   tokens?: RunSummary["tokens"];
   responseChars?: RunSummary["responseChars"];
+  /** Assistant turns with token ids, and those the re-tokenization drift check flagged. */
+  tokenDrift?: RunSummary["tokenDrift"];
   /** Per task metadata field with at least two values: per value n, pass rate, mean reward. */
   breakdown?: RunSummary["breakdown"];
   /** Curves across several runs (`benchmax report A B C`): one point per run, in the order given, this run last. */
@@ -337,6 +339,7 @@ export function buildReportData(run: LoadedRun, baseline?: LoadedRun, options: B
     ...(rlSource.rl ? { rl: rlSource.rl } : {}),
     ...(rlSource.tokens ? { tokens: rlSource.tokens } : {}),
     ...(summary.responseChars ? { responseChars: summary.responseChars } : {}),
+    ...(summary.tokenDrift ? { tokenDrift: summary.tokenDrift } : {}),
     ...(Object.keys(breakdown).length ? { breakdown } : {}),
     ...(options.series?.length
       ? {
