@@ -2,7 +2,7 @@
 // CI's benchmark smoke: every bench/*.mjs still runs to the end and measures (bench/run.mjs exits 1 otherwise), and
 // the soak's rollouts through `benchmax serve` all finish. Timings are not gated (they depend on the machine); a
 // rollout that fails in the soak is a bug whatever the machine. The soak is shortened to 1,000 rollouts, and the
-// sessions-at-scale bench to 512 sessions.
+// sessions-at-scale bench to 512 sessions, and `validate` (bench/validate.mjs) to 100,000 rows.
 // Writes its results to a temporary folder, never over bench/results.*.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -16,7 +16,14 @@ const run = spawnSync(process.execPath, [join(root, "bench", "run.mjs"), "--out"
   cwd: root,
   stdio: ["ignore", "inherit", "inherit"],
   // the sessions-at-scale bench at a small size (512 sessions, 1 s steps) instead of 16,384 sessions of 10 s steps
-  env: { BENCHMAX_SOAK_ROLLOUTS: "1000", BENCH_SESSIONS: "512", BENCH_SESSIONS_WAIT_MS: "1000", ...process.env },
+  // and `validate` over 100,000 rows instead of 1,000,000
+  env: {
+    BENCHMAX_SOAK_ROLLOUTS: "1000",
+    BENCH_SESSIONS: "512",
+    BENCH_SESSIONS_WAIT_MS: "1000",
+    BENCH_VALIDATE_ROWS: "100000",
+    ...process.env,
+  },
 });
 if (run.status !== 0) {
   console.error(`bench smoke: bench/run.mjs exited ${run.status ?? run.signal} (a benchmark could not measure)`);
