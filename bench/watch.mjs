@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { fork } from "node:child_process";
 // Issue 25: `benchmax watch` on a run of 1,000,000 recorded rollouts (SkyRL-style: trainer step, groups of 8, short
 // conversations). Measures in headless Chromium the dashboard's first paint (navigation start → first contentful
 // paint, and → body[data-ready] with charts drawn), the time until all 1M rollouts are drawn, and how long a rollout
@@ -9,7 +10,6 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startWatch } from "@benchmax/report";
 
 const log = (...a) => console.error("[watch]", ...a);
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -63,8 +63,12 @@ async function main() {
   const require = createRequire(join(root, "packages/report/package.json"));
   const { chromium } = require("playwright-core");
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
+  // the watcher runs in a process of its own, as `benchmax watch` does (the browser driver here shares no event loop)
   const t0 = performance.now();
-  const w = await startWatch(dir, { pollMs: 250 });
+  const child = fork(fileURLToPath(import.meta.url), ["--child", dir], {
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
+  });
+  const w = await new Promise((res) => child.once("message", res));
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     await page.goto(w.url);
@@ -73,7 +77,7 @@ async function main() {
       const fcp = performance.getEntriesByName("first-contentful-paint")[0];
       return {
         fcpMs: fcp ? Math.round(fcp.startTime) : null,
-        readyMs: Math.round(performance.now()),
+        readyMs: Math.round(globalThis.benchmaxReadyMs),
         drawn: Number(document.body.getAttribute("data-total")),
       };
     });
@@ -100,10 +104,14 @@ async function main() {
     };
     console.log(JSON.stringify(out));
   } finally {
-    await w.close();
+    child.kill();
     await browser.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-await main();
+if (process.argv[2] === "--child") {
+  const { startWatch } = await import("@benchmax/report");
+  const w = await startWatch(process.argv[3], { pollMs: 250 });
+  process.send?.({ url: w.url });
+} else await main();

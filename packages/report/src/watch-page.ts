@@ -5,7 +5,7 @@ import type { LiveSnapshot } from "./live-series.js";
  * The live dashboard's script (plain ES2017): draws the series with chart.js from the inlined first snapshot, then
  * replaces them with each snapshot the server pushes over SSE (`/events`). The latest rollouts open in a viewer
  * (conversation, reward components, the env's extracted answer beside the gold). Hooks for tests:
- * `body[data-ready]`, `body[data-total]` (rollouts drawn), `window.benchmaxCharts`.
+ * `body[data-ready]` (`window.benchmaxReadyMs`: when), `body[data-total]` (rollouts drawn), `window.benchmaxCharts`.
  */
 const WATCH_SCRIPT = String.raw`
 (function () {
@@ -71,6 +71,7 @@ const WATCH_SCRIPT = String.raw`
     });
   }
   draw();
+  window.benchmaxReadyMs = performance.now();
   document.body.setAttribute("data-ready", "1");
   var es = new EventSource("/events?token=" + encodeURIComponent(token));
   es.onmessage = function (e) { snap = JSON.parse(e.data); draw(); };

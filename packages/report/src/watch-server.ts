@@ -115,7 +115,7 @@ export async function startWatch(dir: string, options: WatchOptions = {}): Promi
   };
   // a large file is read a slice per turn of the event loop, so the page is served (with what is read so far) while
   // the rest comes in; each slice's rollouts reach open pages at the next push
-  const SLICE = 4 << 20;
+  const SLICE = 1 << 20;
   let lastPush = 0;
   let catching = false;
   const catchUp = () => {
