@@ -9,6 +9,7 @@ import { tool } from "../tool.js";
 import type { Task } from "../types.js";
 import { type FakeVllm, startFakeVllm } from "./fake-vllm.js";
 import { openaiPolicy, turnTokensOf } from "./openai.js";
+import { replayPolicy } from "./replay.js";
 
 const env = defineEnv<Task<string>>({
   name: "adder",
@@ -110,6 +111,23 @@ describe("token-faithful eval against a fake vLLM endpoint", () => {
     );
     expect(r.tokens).toHaveLength(2);
     expect(r.tokens![0]!.logprobs).toBeUndefined();
+  });
+});
+
+describe("replay of a token-faithful run", () => {
+  it("replays each turn's recorded ids and logprobs, so a replayed run keeps them and its drift flags", async () => {
+    fake = await startFakeVllm({ drift: true });
+    const first = await runRollout(env, task, openaiPolicy({ model: "m", baseURL: fake.url, tokenIds: true }), {
+      toolFormat: "hermes",
+      rolloutId: "r1",
+    });
+    const again = await runRollout(env, task, replayPolicy([JSON.parse(JSON.stringify(first))]), {
+      toolFormat: "hermes",
+      rolloutId: "r1",
+    });
+    expect(again.outcome).toBe("completed");
+    expect(again.tokens).toEqual(first.tokens);
+    expect(again.tokenDrift).toEqual([1]);
   });
 });
 
