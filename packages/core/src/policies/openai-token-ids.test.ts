@@ -1,30 +1,15 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
-import { defineEnv } from "../define-env.js";
 import { runRollout } from "../rollout.js";
 import { RolloutResultSchema, RunSummarySchema } from "../schemas.js";
 import { summarize } from "../summary.js";
 import { tokenDriftTurns, validTurnTokens } from "../token-drift.js";
-import { tool } from "../tool.js";
-import type { Task } from "../types.js";
+import { adderEnv, adderTask } from "./adder-env.test-util.js";
 import { type FakeVllm, startFakeVllm } from "./fake-vllm.js";
 import { openaiPolicy, turnTokensOf } from "./openai.js";
 import { replayPolicy } from "./replay.js";
 
-const env = defineEnv<Task<string>>({
-  name: "adder",
-  systemPrompt: "Add.",
-  tools: [
-    tool({
-      name: "add",
-      description: "a+b",
-      parameters: z.object({ a: z.number(), b: z.number() }),
-      execute: ({ a, b }) => String(a + b),
-    }),
-  ],
-  reward: ({ completion, task }) => ({ correct: completion.includes(`<answer>${task.groundTruth}</answer>`) ? 1 : 0 }),
-});
-const task: Task<string> = { id: "q", prompt: "2+2?", groundTruth: "4" };
+const env = adderEnv;
+const task = adderTask;
 
 let fake: FakeVllm | undefined;
 afterEach(async () => {

@@ -1,11 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
-import { defineEnv } from "../define-env.js";
 import { runRollout } from "../rollout.js";
-import { tool } from "../tool.js";
-import type { Task } from "../types.js";
+import { adderEnv, adderTask } from "./adder-env.test-util.js";
 import { openaiPolicy } from "./openai.js";
 
 /** A local OpenAI-compatible server answering real-shaped chat.completions JSON. */
@@ -84,20 +81,8 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-const env = defineEnv<Task<string>>({
-  name: "adder",
-  systemPrompt: "Add.",
-  tools: [
-    tool({
-      name: "add",
-      description: "a+b",
-      parameters: z.object({ a: z.number(), b: z.number() }),
-      execute: ({ a, b }) => String(a + b),
-    }),
-  ],
-  reward: ({ completion, task }) => ({ correct: completion.includes(`<answer>${task.groundTruth}</answer>`) ? 1 : 0 }),
-});
-const task: Task<string> = { id: "q", prompt: "2+2?", groundTruth: "4" };
+const env = adderEnv;
+const task = adderTask;
 
 describe("openaiPolicy against a local OpenAI-compatible server", () => {
   it("drives a native tool_calls episode", async () => {
