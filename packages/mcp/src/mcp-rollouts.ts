@@ -140,7 +140,7 @@ export class McpRollouts {
 
   create(taskId: string | undefined, sessionOwned: boolean, client?: string): McpRollout {
     // at capacity, idle rollouts of clients over their share make room (their release is synchronous bookkeeping)
-    for (const v of this.admission.admit(client, 1, this.byId.size)) void this.release(v);
+    for (const v of this.admission.admit(client, 1, this.byId)) void this.release(v);
     const token = randomBytes(24).toString("base64url");
     const r: McpRollout = {
       id: `mcp-${randomUUID()}`,

@@ -1,5 +1,7 @@
 import { HttpError } from "./http-error.js";
 
+const NONE: readonly never[] = Object.freeze([]);
+
 /** What admission needs of a live rollout (or session): who holds it and when it was last used. */
 export interface Admitted {
   /** The client that created it (its remote address); undefined for in-process callers. */
@@ -24,13 +26,14 @@ export interface AdmissionOptions {
 
 /**
  * Admission per client: a global cap, an optional per-client cap, and fair-share reclaim of idle rollouts at capacity.
- * The caller keeps the entries (`add` / `remove`); `admit` decides and names the entries to release first.
+ * The caller keeps the entries and reports them (`add` / `remove`: a count per client, cheap on every create); `admit`
+ * decides, and at capacity looks through the live entries for the ones to release first.
  */
 export class Admission<R extends Admitted> {
   readonly max: number;
   readonly maxPerClient: number;
   readonly reclaimIdleMs: number;
-  private readonly byClient = new Map<string, Set<R>>();
+  private readonly byClient = new Map<string, number>();
   /** Entries released to make room for another client. */
   reclaimed = 0;
 
@@ -42,29 +45,26 @@ export class Admission<R extends Admitted> {
 
   /** Entries `client` holds now. */
   held(client: string | undefined): number {
-    return client === undefined ? 0 : (this.byClient.get(client)?.size ?? 0);
+    return client === undefined ? 0 : (this.byClient.get(client) ?? 0);
   }
 
   add(r: R): void {
     if (r.client === undefined) return;
-    let set = this.byClient.get(r.client);
-    if (!set) this.byClient.set(r.client, (set = new Set()));
-    set.add(r);
+    this.byClient.set(r.client, (this.byClient.get(r.client) ?? 0) + 1);
   }
 
   remove(r: R): void {
     if (r.client === undefined) return;
-    const set = this.byClient.get(r.client);
-    if (!set) return;
-    set.delete(r);
-    if (set.size === 0) this.byClient.delete(r.client);
+    const n = (this.byClient.get(r.client) ?? 1) - 1;
+    if (n <= 0) this.byClient.delete(r.client);
+    else this.byClient.set(r.client, n);
   }
 
   /**
-   * May `client` add `n` entries while `live` are live? Returns the entries to release first (empty when there is
+   * May `client` add `n` entries to the `live` ones? Returns the entries to release first (empty when there is
    * room); throws 429 CLIENT_LIMIT over the per-client cap, 503 CAPACITY_REACHED when nothing can be reclaimed.
    */
-  admit(client: string | undefined, n: number, live: number, now = Date.now()): R[] {
+  admit(client: string | undefined, n: number, live: ReadonlyMap<unknown, R>, now = Date.now()): readonly R[] {
     const held = this.held(client);
     if (client !== undefined && this.maxPerClient < this.max && held + n > this.maxPerClient) {
       throw new HttpError(
@@ -73,20 +73,26 @@ export class Admission<R extends Admitted> {
         `client ${client} holds ${held} rollouts; at most ${this.maxPerClient} per client`,
       );
     }
-    if (live + n <= this.max) return [];
+    if (live.size + n <= this.max) return NONE;
     const full = () => new HttpError(503, "CAPACITY_REACHED", `server at capacity (${this.max} rollouts)`);
     if (client === undefined) throw full();
     const clients = this.byClient.size + (this.byClient.has(client) ? 0 : 1);
     const fair = Math.floor(this.max / clients);
     if (held + n > fair) throw full();
-    const need = live + n - this.max;
+    const need = live.size + n - this.max;
+    // idle entries of clients over their share, least recently used first, at most each one's excess
+    const idleOf = new Map<string, R[]>();
+    for (const r of live.values()) {
+      if (r.client === undefined || r.client === client || this.held(r.client) <= fair) continue;
+      if (r.busy !== 0 || now - r.lastUsed < this.reclaimIdleMs) continue;
+      let list = idleOf.get(r.client);
+      if (!list) idleOf.set(r.client, (list = []));
+      list.push(r);
+    }
     const candidates: R[] = [];
-    for (const [c, set] of this.byClient) {
-      if (c === client || set.size <= fair) continue;
-      const idle = [...set]
-        .filter((r) => r.busy === 0 && now - r.lastUsed >= this.reclaimIdleMs)
-        .sort((a, b) => a.lastUsed - b.lastUsed);
-      candidates.push(...idle.slice(0, set.size - fair));
+    for (const [c, list] of idleOf) {
+      list.sort((a, b) => a.lastUsed - b.lastUsed);
+      candidates.push(...list.slice(0, this.held(c) - fair));
     }
     if (candidates.length < need) throw full();
     candidates.sort((a, b) => a.lastUsed - b.lastUsed);

@@ -230,7 +230,7 @@ export class RolloutManager {
 
   /** Room for `n` more rollouts of `client`: idle rollouts of clients over their share may be released for it. */
   private checkCapacity(n: number, client: string | undefined): void {
-    for (const v of this.admission.admit(client, n, this.rollouts.size)) {
+    for (const v of this.admission.admit(client, n, this.rollouts)) {
       this.metrics.rolloutsReclaimed++;
       void this.release(v).catch(() => {});
     }
@@ -457,7 +457,8 @@ export class RolloutManager {
     r.released = true;
     this.rollouts.delete(r.id);
     this.admission.remove(r);
-    if (r.done) this.remember(r);
+    // HTTP /reset episodes only: a WebSocket session keeps its own, the rollout API reads state while live
+    if (r.done && r.viaReset) this.remember(r);
     // the episode leaves env state to the manager (release: false): closing it only settles its record
     const ended = r.episode?.done === true;
     await r.episode?.close().catch(() => {});
