@@ -19,11 +19,10 @@
  * offered (there is no unconfined fallback).
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { ToolError, workspaceRoot } from "@benchmax/core";
+import { dirname } from "node:path";
+import { ToolError } from "@benchmax/core";
 import { type ExecReply, execInInterpreter, type InterpreterSpec, type LifeOptions } from "./sandbox/interpreters.js";
-import { jailAvailable } from "./sandbox/jail.js";
+import { boxFile, jailAvailable } from "./sandbox/jail.js";
 import { JailGone } from "./sandbox/live-jail.js";
 import { PY_RUNNER } from "./sandbox/py-runner.js";
 
@@ -90,17 +89,6 @@ function probe(python?: string): { ok: true; python: PythonInfo } | { ok: false;
   return out;
 }
 
-let runnerPath: string | undefined;
-function runnerScript(): string {
-  if (!runnerPath || !existsSync(runnerPath)) {
-    const dir = join(workspaceRoot(), "excel-run-python");
-    mkdirSync(dir, { recursive: true });
-    runnerPath = join(dir, "live-runner.py");
-    writeFileSync(runnerPath, PY_RUNNER);
-  }
-  return runnerPath;
-}
-
 /** The interpreter spec for these options (identical options share one warm pool). */
 export function pythonSpec(options: RunPythonOptions = {}): InterpreterSpec {
   const p = probe(options.python);
@@ -113,7 +101,7 @@ export function pythonSpec(options: RunPythonOptions = {}): InterpreterSpec {
     poolKey: `python\0${p.python.exe}\0${memoryMb}\0${diskMb}\0${maxProcs}`,
     jail: {
       readOnly: p.python.binds,
-      box: { "runner.py": runnerScript() },
+      box: { "runner.py": boxFile("runner.py", PY_RUNNER) },
       argv: [p.python.exe, "-I", "-S", "-B", "/box/runner.py", p.python.path.join(":")],
       env: { PYTHONIOENCODING: "utf-8", HOME: "/work", TMPDIR: "/work", LANG: "C.UTF-8" },
       memoryMb,

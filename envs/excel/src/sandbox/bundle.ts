@@ -4,11 +4,11 @@
  * beside it in node_modules (gold workbooks and solutions of installed envs included).
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, renameSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { workspaceRoot } from "@benchmax/core";
+import { boxFolder } from "./jail.js";
 
 let cached: string | undefined;
 
@@ -43,8 +43,8 @@ function buildWithEsbuild(here: string): string | undefined {
     .update(`${pkg}\0${version}\0${statSync(pkg).mtimeMs}`)
     .digest("hex")
     .slice(0, 12);
-  const dir = join(workspaceRoot(), "excel-sandbox");
-  mkdirSync(dir, { recursive: true });
+  // the jail's unprivileged uid must be able to read it: not under the env's private workspace root
+  const dir = boxFolder();
   const out = join(dir, `exceljs-${key}.cjs`);
   if (existsSync(out)) return out;
   const tmp = `${out}.${process.pid}.tmp`;
@@ -57,6 +57,7 @@ function buildWithEsbuild(here: string): string | undefined {
     outfile: tmp,
     logLevel: "error",
   });
+  chmodSync(tmp, 0o644);
   renameSync(tmp, out);
   return out;
 }

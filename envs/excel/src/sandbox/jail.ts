@@ -20,7 +20,17 @@
  * workbook comes in and goes out as bytes over the pipe (no host path is writable from inside).
  */
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync } from "node:fs";
+import { createHash } from "node:crypto";
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { JailCgroup } from "./cgroup.js";
@@ -88,12 +98,39 @@ function bindLines(paths: string[]): string[] {
 
 /** The mount point every jail builds its root on (in its own mount namespace): world-traversable, owned by us. */
 function mountPoint(): string {
-  const dir = join(tmpdir(), `benchmax-jail-root-${process.getuid?.() ?? 0}`);
-  if (!existsSync(dir)) {
-    mkdirSync(dir, { recursive: true, mode: 0o755 });
-    chmodSync(dir, 0o755);
-  }
+  return ownedFolder("benchmax-jail-root");
+}
+
+/** A folder of ours that the jail's unprivileged uid can traverse (0755, owned by this process's uid, no symlink). */
+function ownedFolder(name: string): string {
+  const uid = process.getuid?.() ?? 0;
+  const dir = join(tmpdir(), `${name}-${uid}`);
+  if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const st = lstatSync(dir);
+  if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o022) !== 0)
+    throw new Error(`jail: ${dir} is not a folder owned by uid ${uid} and writable only by it`);
+  chmodSync(dir, 0o755);
   return dir;
+}
+
+/** Where files the jail binds into `/box` are kept (readable by the jail's uid, writable only by ours). */
+export function boxFolder(): string {
+  return ownedFolder("benchmax-jail-box");
+}
+
+/**
+ * A file the jail binds into `/box` (a runner script): written once per content into a folder the jail's uid can
+ * read (a workspace folder is private to the env's uid).
+ */
+export function boxFile(name: string, content: string): string {
+  const hash = createHash("sha256").update(content).digest("hex").slice(0, 16);
+  const path = join(boxFolder(), `${hash}-${name}`);
+  if (!existsSync(path)) {
+    const tmp = `${path}.${process.pid}.tmp`;
+    writeFileSync(tmp, content, { mode: 0o644 });
+    renameSync(tmp, path);
+  }
+  return path;
 }
 
 function script(spec: JailSpec, root: string): string {
