@@ -8,6 +8,7 @@ import * as generate from "./commands/generate.js";
 import * as info from "./commands/info.js";
 import * as list from "./commands/list.js";
 import * as newCmd from "./commands/new.js";
+import * as play from "./commands/play.js";
 import * as report from "./commands/report.js";
 import * as rescore from "./commands/rescore.js";
 import * as score from "./commands/score.js";
@@ -47,6 +48,7 @@ export function buildProgram(): Command {
     audit,
     rescore,
     watch,
+    play,
   ]) {
     m.register(program);
   }

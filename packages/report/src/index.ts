@@ -16,6 +16,7 @@ export {
 export { escapeHtml, scriptJson } from "./html-escape.js";
 export { type LatestRollout, LiveSeries, type LiveSnapshot, MAX_POINTS } from "./live-series.js";
 export { forEachJsonLine, type LoadedRun, type LoadRunOptions, loadRun, rolloutIdOf } from "./load-run.js";
+export { type PlayOptions, type PlayServer, startPlay } from "./play-server.js";
 export { inlineTranscripts, renderHtml } from "./render-html.js";
 export {
   type BuildOptions,

@@ -1,0 +1,246 @@
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  type AssistantMessage,
+  type Env,
+  Episode,
+  errorMessage,
+  explainBestEffort,
+  type Task,
+  UsageError,
+} from "@benchmax/core";
+import { escapeHtml, inlineScript, scriptJson } from "./html-escape.js";
+
+export interface PlayOptions {
+  port?: number;
+  token?: string;
+  /** The tasks to pick from (default `env.loadTasks()`). */
+  tasks?: Task[];
+}
+
+export interface PlayServer {
+  url: string;
+  token: string;
+  close(): Promise<void>;
+}
+
+const PLAY_SCRIPT = String.raw`
+(function () {
+  "use strict";
+  var token = document.body.getAttribute("data-token");
+  var episode = null;
+  function el(tag, cls, text) { var e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined && text !== null) e.textContent = String(text); return e; }
+  function api(path, body) {
+    return fetch(path, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer " + token }, body: JSON.stringify(body) })
+      .then(function (r) { return r.json().then(function (j) { if (!r.ok) throw new Error(j.error || r.status); return j; }); });
+  }
+  function show(m) {
+    var box = el("div", "msg role-" + m.role);
+    box.setAttribute("data-role", m.role);
+    box.appendChild(el("div", "muted", m.role + (m.name ? " · " + m.name : "")));
+    var text = typeof m.content === "string" ? m.content : m.content === null || m.content === undefined ? "" : JSON.stringify(m.content);
+    (m.tool_calls || []).forEach(function (c) { text += (text ? "\n" : "") + "→ " + c.function.name + " " + c.function.arguments; });
+    box.appendChild(el("pre", "", text));
+    document.getElementById("conversation").appendChild(box);
+  }
+  function setError(e) { document.getElementById("error").textContent = e ? String(e.message || e) : ""; }
+  document.getElementById("start").addEventListener("click", function () {
+    setError();
+    api("/api/start", { taskId: document.getElementById("task").value }).then(function (j) {
+      episode = j.id;
+      document.getElementById("conversation").textContent = "";
+      document.getElementById("result").textContent = "";
+      j.messages.forEach(show);
+      document.body.setAttribute("data-state", "running");
+    }, setError);
+  });
+  document.getElementById("send").addEventListener("click", function () {
+    setError();
+    var body = { id: episode, content: document.getElementById("reply").value };
+    var name = document.getElementById("tool-name").value;
+    if (name) {
+      var args;
+      try { args = JSON.parse(document.getElementById("tool-args").value || "{}"); } catch (e) { return setError("tool arguments: " + e.message); }
+      body.toolCalls = [{ name: name, arguments: args }];
+    }
+    api("/api/step", body).then(function (j) {
+      show(j.assistant);
+      j.observations.forEach(show);
+      document.getElementById("reply").value = "";
+      document.getElementById("tool-name").value = "";
+      document.getElementById("tool-args").value = "";
+      if (j.done) {
+        var r = document.getElementById("result");
+        r.textContent = "";
+        r.appendChild(el("h3", "", "Episode ended: " + j.outcome + (typeof j.reward === "number" ? " · reward " + j.reward : "")));
+        Object.keys(j.rewards || {}).forEach(function (k) { var p = el("div", "component", k + " " + j.rewards[k]); p.setAttribute("data-component", k); r.appendChild(p); });
+        if (j.error) r.appendChild(el("div", "errorbox", j.error));
+        if (j.explain) {
+          var ex = el("div", "explain");
+          ex.appendChild(el("b", "", "extracted: ")); ex.appendChild(el("code", "extracted", j.explain.extracted));
+          ex.appendChild(el("b", "", "  gold: ")); ex.appendChild(el("code", "gold", j.explain.gold));
+          r.appendChild(ex);
+        }
+        document.body.setAttribute("data-state", "done");
+      }
+    }, setError);
+  });
+  document.body.setAttribute("data-ready", "1");
+})();
+`;
+
+const STYLE = `
+body { font: 14px/1.45 system-ui, sans-serif; color: #1d2433; background: #f7f8fa; margin: 0; }
+header { background: #fff; border-bottom: 1px solid #e3e6ec; padding: 14px 24px; }
+header h1 { margin: 0; font-size: 18px; }
+main { padding: 16px 24px; display: grid; grid-template-columns: minmax(0, 2fr) minmax(0, 1fr); gap: 16px; }
+.panel { background: #fff; border: 1px solid #e3e6ec; border-radius: 8px; padding: 10px 12px; }
+.muted { color: #5b6475; font-size: 12px; }
+.msg { border-left: 4px solid #8c94a3; margin: 6px 0; padding: 4px 8px; background: #fafbfc; }
+.msg.role-assistant { border-left-color: #2e9d5b; } .msg.role-tool { border-left-color: #e0a526; } .msg.role-user { border-left-color: #3b6fd8; }
+pre { white-space: pre-wrap; word-break: break-word; margin: 2px 0; font: 12px/1.4 ui-monospace, monospace; }
+textarea, input, select { font: inherit; width: 100%; box-sizing: border-box; margin: 3px 0 8px; }
+.errorbox, #error { color: #8a1c14; }
+.explain code { background: #f3f4f7; padding: 1px 4px; }
+`;
+
+function page(env: Env, tasks: Task[], token: string): string {
+  // the gold never reaches the page: ids and prompts only
+  const options = tasks
+    .map(
+      (t) => `<option value="${escapeHtml(t.id)}">${escapeHtml(`${t.id} — ${(t.prompt ?? "").slice(0, 80)}`)}</option>`,
+    )
+    .join("");
+  const tools = env
+    .listTools()
+    .map((t) => `<li><code>${escapeHtml(t.name)}</code> ${escapeHtml(t.description)}</li>`)
+    .join("");
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>benchmax play — ${escapeHtml(env.name)}</title><style>${STYLE}</style></head>
+<body data-token="${escapeHtml(token)}" data-state="idle">
+<header><h1>benchmax play — ${escapeHtml(env.name)}</h1><div class="muted">Step an episode yourself: type the assistant's reply, or call a tool through the form. The gold shows only when the episode ends.</div></header>
+<main>
+<section class="panel"><h3>Conversation</h3><div id="conversation"><p class="muted">Pick a task and start.</p></div><div id="result"></div></section>
+<aside class="panel">
+<label>task<select id="task">${options}</select></label>
+<button id="start" type="button">start episode</button>
+<h4>Assistant turn</h4>
+<label>reply text<textarea id="reply" rows="4" placeholder="e.g. <answer>…</answer> (a reply without a tool call ends the episode)"></textarea></label>
+<label>tool call (optional)<input id="tool-name" list="tool-names" placeholder="tool name"></label>
+<datalist id="tool-names">${env
+    .listTools()
+    .map((t) => `<option value="${escapeHtml(t.name)}">`)
+    .join("")}</datalist>
+<label>arguments (JSON)<textarea id="tool-args" rows="3" placeholder='{"a": 1}'></textarea></label>
+<button id="send" type="button">send turn</button>
+<div id="error"></div>
+<h4>Tools</h4><ul>${tools}</ul>
+</aside>
+</main>
+<script id="play-data" type="application/json">${scriptJson({ env: env.name })}</script>
+<script>${inlineScript(PLAY_SCRIPT)}</script>
+</body></html>`;
+}
+
+async function body(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > 1 << 20) throw new UsageError("request body over 1 MiB");
+    chunks.push(c as Buffer);
+  }
+  const v = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}");
+  if (!v || typeof v !== "object" || Array.isArray(v)) throw new UsageError("body must be a JSON object");
+  return v as Record<string, unknown>;
+}
+
+/**
+ * `benchmax play ENV`: a playground on 127.0.0.1 behind a token. A person picks a task and types the assistant's
+ * turns (text, or a tool call through a form); each turn runs through core's episode engine (the same one every
+ * transport drives), tool results come back, and the reward components — with the env's extracted answer beside the
+ * gold — show when the episode ends. The gold is never sent before that.
+ */
+export async function startPlay(env: Env, options: PlayOptions = {}): Promise<PlayServer> {
+  const tasks = options.tasks ?? (env.loadTasks ? await env.loadTasks() : []);
+  if (tasks.length === 0) throw new UsageError(`${env.name} has no tasks to play`);
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  const token = options.token ?? randomBytes(16).toString("hex");
+  const tokenBytes = Buffer.from(token);
+  const episodes = new Map<string, Episode>();
+  let n = 0;
+
+  const authorized = (req: IncomingMessage, url: URL) => {
+    const h = req.headers.authorization;
+    const given = url.searchParams.get("token") ?? (h?.startsWith("Bearer ") ? h.slice(7) : undefined);
+    if (!given) return false;
+    const b = Buffer.from(given);
+    return b.length === tokenBytes.length && timingSafeEqual(b, tokenBytes);
+  };
+  const json = (res: ServerResponse, status: number, v: unknown) =>
+    res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(v));
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    if (!authorized(req, url)) return void res.writeHead(401).end("token required (?token=…)\n");
+    const handle = async () => {
+      if (req.method === "GET" && url.pathname === "/") {
+        return void res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(page(env, tasks, token));
+      }
+      if (req.method !== "POST") return json(res, 404, { error: "not found" });
+      const b = await body(req);
+      if (url.pathname === "/api/start") {
+        const task = byId.get(String(b.taskId));
+        if (!task) return json(res, 400, { error: `unknown task ${String(b.taskId)}` });
+        const id = `play-${++n}`;
+        const ep = await Episode.start(env, task, { rolloutId: id, toolFormat: "openai" });
+        episodes.set(id, ep);
+        return json(res, 200, { id, messages: ep.policyInput().messages });
+      }
+      if (url.pathname === "/api/step") {
+        const ep = episodes.get(String(b.id));
+        if (!ep) return json(res, 400, { error: "start an episode first" });
+        const calls = Array.isArray(b.toolCalls) ? (b.toolCalls as { name: string; arguments: unknown }[]) : [];
+        const msg: AssistantMessage = {
+          role: "assistant",
+          content: typeof b.content === "string" && b.content ? b.content : calls.length ? null : "",
+          ...(calls.length
+            ? {
+                tool_calls: calls.map((c, i) => ({
+                  id: `call_${ep.turns}_${i}`,
+                  type: "function" as const,
+                  function: { name: String(c.name), arguments: JSON.stringify(c.arguments ?? {}) },
+                })),
+              }
+            : {}),
+        };
+        const out = await ep.step(msg);
+        const reply: Record<string, unknown> = { assistant: msg, observations: out.observations, done: out.done };
+        if (out.done) {
+          Object.assign(reply, { outcome: out.outcome, reward: out.reward, rewards: out.rewards, error: out.error });
+          // the episode is over: now the env may show its gold beside the answer
+          reply.explain = await explainBestEffort(env, ep.rolloutId, ep.policyInput().messages, ep.task);
+          await ep.close();
+          episodes.delete(ep.rolloutId);
+        }
+        return json(res, 200, reply);
+      }
+      return json(res, 404, { error: "not found" });
+    };
+    handle().catch((e: unknown) => json(res, e instanceof UsageError ? 400 : 500, { error: errorMessage(e) }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/?token=${token}`,
+    token,
+    async close() {
+      for (const ep of episodes.values()) await ep.close().catch(() => {});
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
