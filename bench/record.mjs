@@ -155,20 +155,27 @@ async function main() {
     const lines = readFileSync(join(dir, "run", "results.jsonl"), "utf8")
       .split("\n")
       .filter(Boolean).length;
-    const out = {
-      bench: "record",
-      concurrency: CONCURRENCY,
-      rounds: ROUNDS,
-      plainEpisodesPerS: Math.round(med(a)),
-      recordEpisodesPerS: Math.round(med(b)),
-      ratio: Number((med(b) / med(a)).toFixed(3)),
-      goal: "ratio >= 0.95",
-      met: med(b) / med(a) >= 0.95,
-      recordedLines: lines,
-      written: rec.written,
-      dropped: rec.dropped,
-    };
-    console.log(JSON.stringify(out));
+    const ratio = med(b) / med(a);
+    const note = `median of ${ROUNDS} alternating rounds of ${MEASURE_MS} ms, ${CONCURRENCY} clients; ${lines} lines recorded (${rec.written} written, ${rec.dropped} dropped)`;
+    console.log(
+      JSON.stringify({
+        area: "record",
+        figures: [
+          {
+            id: "record.episodes_per_s",
+            label:
+              "whole episodes/s with serve --record and Prometheus metrics (create, 3 tool calls, reward, release)",
+            value: Number(med(b).toFixed(1)),
+            unit: "episodes/s",
+            goal: ">= 0.95 x without --record",
+            pass: ratio >= 0.95,
+            baseline: { label: "the same server without --record", value: Number(med(a).toFixed(1)) },
+            ratio: Number(ratio.toFixed(3)),
+            note,
+          },
+        ],
+      }),
+    );
   } finally {
     plain.c.kill();
     recorded.c.kill();
