@@ -70,7 +70,7 @@ beforeAll(() => {
     project,
     400_000,
   );
-}, 900_000);
+}, 1_800_000);
 
 afterAll(() => {
   if (work && !process.env.KEEP) rmSync(work, { recursive: true, force: true });
