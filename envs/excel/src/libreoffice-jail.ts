@@ -12,15 +12,46 @@
  *   unguessable random name; `/s/o` (0300) receives the outputs; `/s/p/<random>` (in a 0111 folder) is a fresh copy
  *   of a profile made once per process; `/tmp` and `/var/tmp` point to `/s/t` (0300). Inside, soffice runs after
  *   `chroot` with every capability dropped, so root obeys mode bits (checked: `ls /s/i` is refused in the jail).
- * - `prlimit`: address space (`memoryMb`), file size, open files, no core dumps.
+ * - `prlimit`: address space (`memoryMb`), file size, open files, no core dumps; as root, `setpriv` first makes the
+ *   jail's user namespace map to the unprivileged host uid `LO_HOST_ID`, so a process cap holds too (`--nproc`).
  */
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { jailAvailable } from "./sandbox/jail.js";
 
 const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * The unprivileged host uid/gid the jail's user namespace maps to when the env runs as root, so the kernel enforces
+ * the process cap (it never does for host root). Not 65534: the code tools' jails count their processes there.
+ */
+export const LO_HOST_ID = 65533;
+/** Most processes and threads of all LibreOffice jails together (soffice.bin runs about 20 threads). */
+const LO_NPROC = 1024;
+
+const asRoot = () => process.getuid?.() === 0;
+
+/** Hand a host folder (and what is in it) to the jail's host uid: its setup reads inputs and writes outputs there. */
+function giveToJail(dir: string): void {
+  chownSync(dir, LO_HOST_ID, LO_HOST_ID);
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) giveToJail(p);
+    else if (e.isFile()) chownSync(p, LO_HOST_ID, LO_HOST_ID);
+  }
+}
 
 /** Exit status of the jail script when the jail itself could not be built (an infra fault, never the file's). */
 export const JAIL_SETUP_FAILED = 97;
@@ -168,6 +199,7 @@ export function jailScript(spec: SofficeJailSpec): string {
     "prlimit",
     `--as=${Math.floor(spec.memoryMb * 1024 * 1024)}`,
     `--fsize=${Math.floor(spec.diskMb * 1024 * 1024)}`,
+    ...(asRoot() ? [`--nproc=${LO_NPROC}`] : []),
     "--nofile=1024",
     "--core=0",
     "--",
@@ -213,10 +245,12 @@ export function jailScript(spec: SofficeJailSpec): string {
 /** The command line that runs the jail (the caller spawns it in its own process group). */
 export function jailCommand(spec: SofficeJailSpec): string[] {
   mkdirSync(join(spec.hostDir, ".jail"), { recursive: true });
+  if (asRoot()) giveToJail(spec.hostDir);
   return [
     "setpriv",
     "--pdeathsig",
     "KILL",
+    ...(asRoot() ? [`--reuid=${LO_HOST_ID}`, `--regid=${LO_HOST_ID}`, "--clear-groups"] : []),
     "--",
     "unshare",
     "-rmnp",
@@ -243,6 +277,7 @@ export async function makeProfileTemplate(
   timeoutMs: number,
 ): Promise<void> {
   writeProfileSettings(template);
+  if (asRoot()) giveToJail(template);
   mkdirSync(join(scratch, "in"), { recursive: true });
   mkdirSync(join(scratch, "out"), { recursive: true });
   try {
