@@ -157,6 +157,7 @@ describe.skipIf(!available)("report.html in headless Chromium", () => {
       expect(Object.keys(charts).sort()).toEqual([
         "chart-compare",
         "chart-outcomes",
+        "chart-passk", // two samples per task: pass@k and max@k
         "chart-reward",
         "chart-task-pass",
         "chart-tasks",
