@@ -30,7 +30,7 @@ import { ToolError, workspaceRoot } from "@benchmax/core";
 import { goneMessage } from "./run-python.js";
 import { exceljsBundle } from "./sandbox/bundle.js";
 import { execInInterpreter, type InterpreterSpec, type LifeOptions } from "./sandbox/interpreters.js";
-import { boxFile, jailAvailable } from "./sandbox/jail.js";
+import { boxCopy, boxFile, jailAvailable } from "./sandbox/jail.js";
 import { JailGone } from "./sandbox/live-jail.js";
 import { NODE_RUNNER } from "./sandbox/node-runner.js";
 import { type CapturedRun, spawnCaptured } from "./sandbox/spawn-captured.js";
@@ -181,7 +181,7 @@ export function nodeSpec(options: RunCodeOptions = {}): InterpreterSpec {
     poolKey: `node\0${node}\0${maxOld}\0${memoryMb}\0${diskMb}\0${maxProcs}`,
     jail: {
       readOnly: [node],
-      box: { "child.mjs": boxFile("child.mjs", NODE_RUNNER), "exceljs.cjs": exceljsBundle() },
+      box: { "child.mjs": boxFile("child.mjs", NODE_RUNNER), "exceljs.cjs": boxCopy(exceljsBundle()) },
       argv: [
         node,
         ...nodeFlags(["/box/child.mjs", "/box/exceljs.cjs", "/work"], "/work", maxOld),

@@ -23,16 +23,18 @@ import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:chil
 import { createHash } from "node:crypto";
 import {
   chmodSync,
+  copyFileSync,
   existsSync,
   lstatSync,
   mkdirSync,
   readlinkSync,
   realpathSync,
   renameSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { JailCgroup } from "./cgroup.js";
 
 export interface JailSpec {
@@ -129,6 +131,26 @@ export function boxFile(name: string, content: string): string {
     const tmp = `${path}.${process.pid}.tmp`;
     writeFileSync(tmp, content, { mode: 0o644 });
     renameSync(tmp, path);
+  }
+  return path;
+}
+
+const copies = new Map<string, string>();
+/** A copy of a host file in the box folder (a package folder may sit under a home the jail's uid cannot traverse). */
+export function boxCopy(hostPath: string): string {
+  const st = statSync(hostPath);
+  const key = `${realpathSync(hostPath)}\0${st.size}\0${st.mtimeMs}`;
+  let path = copies.get(key);
+  if (!path || !existsSync(path)) {
+    const hash = createHash("sha256").update(key).digest("hex").slice(0, 16);
+    path = join(boxFolder(), `${hash}-${basename(hostPath)}`);
+    if (!existsSync(path)) {
+      const tmp = `${path}.${process.pid}.tmp`;
+      copyFileSync(hostPath, tmp);
+      chmodSync(tmp, 0o644);
+      renameSync(tmp, path);
+    }
+    copies.set(key, path);
   }
   return path;
 }
