@@ -4,7 +4,7 @@
  * and recalc=libreoffice). A loopback listener must see zero hits, a host workbook must stay unread, rollouts must
  * not see each other or the gold, and a conversion that hangs is killed with everything under it.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -44,7 +44,11 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   port = (server.address() as AddressInfo).port;
 });
-afterAll(() => server?.closeAllConnections?.() ?? server?.close());
+afterAll(() => {
+  server?.closeAllConnections?.();
+  server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 /** A string expression with no literal a static check can see: CHAR(39)&CHAR(47)&… */
 const hidden = (s: string) => [...s].map((c) => `CHAR(${c.charCodeAt(0)})`).join("&");
