@@ -8,7 +8,7 @@
  * The jail's first process writes its own pid into `cgroup.procs` before it execs anything, so every later process
  * of the jail is born inside the group.
  */
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export type CgroupKind = "v2" | "v1";
@@ -32,7 +32,27 @@ function ownPath(controller: string): string | undefined {
   return undefined;
 }
 
+/** Remove the groups earlier env processes left behind (their jails died with them: the groups are empty). */
+function sweepStale(parent: string): void {
+  let names: string[] = [];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const m = /^benchmax-jails-(\d+)$/.exec(n);
+    if (!m || Number(m[1]) === process.pid || existsSync(`/proc/${m[1]}`)) continue;
+    const dir = join(parent, n);
+    try {
+      for (const j of readdirSync(dir)) if (/^(j\d+|probe)$/.test(j)) rmdirSync(join(dir, j));
+      rmdirSync(dir);
+    } catch {}
+  }
+}
+
 function tryBase(kind: CgroupKind, parent: string): Base | null {
+  sweepStale(parent);
   const dir = join(parent, `benchmax-jails-${process.pid}`);
   try {
     mkdirSync(dir, { recursive: true });
