@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { startFakeVllm } from "@benchmax/core/testing";
 import { describe, expect, it } from "vitest";
-import { startFakeVllm } from "../../core/src/policies/fake-vllm.js";
 import { cliAsync, lines, tmp } from "./harness.js";
 
 const evalArgs = (url: string, out: string, extra: string[] = []) => [

@@ -1,0 +1,2 @@
+/** Test helpers for packages that drive core from the outside: a fake vLLM OpenAI-compatible endpoint. */
+export { type FakeVllm, startFakeVllm } from "./policies/fake-vllm.js";
