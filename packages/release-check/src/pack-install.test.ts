@@ -72,9 +72,10 @@ beforeAll(() => {
   );
 }, 1_800_000);
 
+// the work folder holds an npm project (400 packages) and a copy of the repo: removing it is slow on a busy runner
 afterAll(() => {
   if (work && !process.env.KEEP) rmSync(work, { recursive: true, force: true });
-});
+}, 300_000);
 
 function tarList(tgz: string): string[] {
   return sh("tar", ["tzf", tgz], work)
