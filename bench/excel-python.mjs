@@ -180,7 +180,7 @@ for (const [tool, run, code, what] of [
 // throughput with 64 rollouts at once
 for (const [tool, run, setup, small, fresh, freshSmall] of [
   ["run_python", py({ warmPool: 8 }), PY_OPEN, PY_SMALL, py({ fresh: true }), `${PY_OPEN}\n${PY_SMALL}`],
-  ["run_code", js({ warmPool: 8 }), undefined, JS_SMALL, js({ fresh: true, deferSave: false }), JS_SMALL],
+  ["run_code", js({ warmPool: 8 }), "1", JS_SMALL, js({ fresh: true, deferSave: false }), JS_SMALL],
 ]) {
   const live = await rate(run, setup, small, 64, 20);
   closeInterpreters();
