@@ -17,21 +17,10 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import {
-  chownSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readlinkSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { chownSync, existsSync, mkdirSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { bindLines, LIB_DIRS, q } from "./sandbox/bind-lines.js";
 import { jailAvailable } from "./sandbox/jail.js";
-
-const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /**
  * The unprivileged host uid/gid the jail's user namespace maps to when the env runs as root, so the kernel enforces
@@ -56,17 +45,6 @@ function giveToJail(dir: string): void {
 /** Exit status of the jail script when the jail itself could not be built (an infra fault, never the file's). */
 export const JAIL_SETUP_FAILED = 97;
 
-/** Library folders soffice.bin and its libraries need (whichever exist here). */
-const LIB_DIRS = [
-  "/lib",
-  "/lib64",
-  "/usr/lib64",
-  "/lib/x86_64-linux-gnu",
-  "/usr/lib/x86_64-linux-gnu",
-  "/lib/aarch64-linux-gnu",
-  "/usr/lib/aarch64-linux-gnu",
-];
-
 /** Fonts (a conversion lays out text) and the tables LibreOffice reads at start; all read-only. */
 const SHARE_DIRS = [
   "/usr/share/fonts",
@@ -89,28 +67,6 @@ const REGISTRY = `<?xml version="1.0" encoding="UTF-8"?>
 <item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="UseLocking" oor:op="fuse"><value>false</value></prop></item>
 </oor:items>
 `;
-
-/** Whether a host path has a symlink among its ancestors (then binding it is binding its target twice). */
-function underSymlink(p: string): boolean {
-  try {
-    return realpathSync(dirname(p)) !== dirname(p);
-  } catch {
-    return true;
-  }
-}
-
-function bindLines(paths: string[]): string[] {
-  const lines: string[] = [];
-  const seen = new Set<string>();
-  for (const p of paths) {
-    if (seen.has(p) || !existsSync(p) || underSymlink(p)) continue;
-    seen.add(p);
-    const st = lstatSync(p);
-    if (st.isSymbolicLink()) lines.push(`mkdir -p "$R"${q(dirname(p))}; ln -sfn ${q(readlinkSync(p))} "$R"${q(p)}`);
-    else lines.push(`ro ${q(p)} ${q(p)} ${st.isDirectory() ? "d" : "f"}`);
-  }
-  return lines;
-}
 
 /** Where LibreOffice is installed: the folder holding `program/soffice.bin`, found from the soffice command. */
 export function officeInstallDir(soffice: string): string | null {

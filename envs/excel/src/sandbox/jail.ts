@@ -27,14 +27,14 @@ import {
   existsSync,
   lstatSync,
   mkdirSync,
-  readlinkSync,
   realpathSync,
   renameSync,
   statSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, dirname, join } from "node:path";
+import { basename, join } from "node:path";
+import { bindLines, LIB_DIRS, q } from "./bind-lines.js";
 import { JailCgroup } from "./cgroup.js";
 
 export interface JailSpec {
@@ -57,46 +57,6 @@ export interface JailSpec {
 
 /** The uid/gid the jail maps to on the host when the env runs as root. */
 export const JAIL_HOST_ID = 65534;
-
-const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-
-/** Library folders a dynamically linked interpreter needs (whichever exist here). */
-const LIB_DIRS = [
-  "/lib",
-  "/lib64",
-  "/usr/lib64",
-  "/lib/x86_64-linux-gnu",
-  "/usr/lib/x86_64-linux-gnu",
-  "/lib/aarch64-linux-gnu",
-  "/usr/lib/aarch64-linux-gnu",
-];
-
-/** Whether a host path has a symlink among its ancestors (then binding it is binding its target twice). */
-function underSymlink(p: string): boolean {
-  try {
-    return realpathSync(dirname(p)) !== dirname(p);
-  } catch {
-    return true;
-  }
-}
-
-function bindLines(paths: string[]): string[] {
-  const lines: string[] = [];
-  const seen = new Set<string>();
-  for (const p of paths) {
-    if (seen.has(p) || !existsSync(p) || underSymlink(p)) continue;
-    seen.add(p);
-    const st = lstatSync(p);
-    if (st.isSymbolicLink()) {
-      lines.push(`mkdir -p "$R"${q(dirname(p))}; ln -sfn ${q(readlinkSync(p))} "$R"${q(p)}`);
-    } else if (st.isDirectory()) {
-      lines.push(`ro ${q(p)} ${q(p)} d`);
-    } else {
-      lines.push(`ro ${q(p)} ${q(p)} f`);
-    }
-  }
-  return lines;
-}
 
 /** The mount point every jail builds its root on (in its own mount namespace): world-traversable, owned by us. */
 function mountPoint(): string {
