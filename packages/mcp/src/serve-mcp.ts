@@ -13,12 +13,11 @@ import {
 } from "@benchmax/core";
 import {
   type ConnectionLimits,
-  checkBind,
   checkOrigin,
   classify,
   clientOf,
+  edgePolicy,
   guardConnections,
-  type OriginPolicy,
   serverOptions,
 } from "@benchmax/server";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -333,15 +332,8 @@ export async function serveMcpHttp<T extends Task = Task>(
   options: ServeMcpHttpOptions<T>,
 ): Promise<{ url: string; close(): Promise<void> }> {
   const env = env0 as unknown as Env;
-  const token = options.token || undefined;
-  const bindHost = options.host ?? process.env.BENCHMAX_HOST ?? "127.0.0.1";
-  checkBind(bindHost, token, options.insecure);
-  const originPolicy: OriginPolicy = {
-    token,
-    bindHost,
-    allowedHosts: options.allowedHosts,
-    allowedOrigins: options.allowedOrigins,
-  };
+  const originPolicy = edgePolicy(options, process.env.BENCHMAX_HOST ?? "127.0.0.1");
+  const { token, bindHost } = originPolicy;
   const maxSessionsPerRollout = options.maxSessionsPerRollout ?? 4;
   const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
   const rollouts = new McpRollouts(env, new TaskPicker(env, options.tasks as Task[] | undefined), {

@@ -1,6 +1,5 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import {
   type AssistantMessage,
   type Env,
@@ -11,6 +10,7 @@ import {
   UsageError,
 } from "@benchmax/core";
 import { escapeHtml, inlineScript, scriptJson } from "./html-escape.js";
+import { listenLoopback } from "./listen-loopback.js";
 
 export interface PlayOptions {
   port?: number;
@@ -229,11 +229,7 @@ export async function startPlay(env: Env, options: PlayOptions = {}): Promise<Pl
     };
     handle().catch((e: unknown) => json(res, e instanceof UsageError ? 400 : 500, { error: errorMessage(e) }));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenLoopback(server, options.port);
   return {
     url: `http://127.0.0.1:${port}/?token=${token}`,
     token,

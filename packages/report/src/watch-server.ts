@@ -1,11 +1,11 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import { type RolloutResult, UsageError } from "@benchmax/core";
 import { chartJsSource } from "./chart-library.js";
+import { listenLoopback } from "./listen-loopback.js";
 import { LiveSeries } from "./live-series.js";
 import { renderWatchPage } from "./watch-page.js";
 
@@ -181,11 +181,7 @@ export async function startWatch(dir: string, options: WatchOptions = {}): Promi
     }
     res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenLoopback(server, options.port);
   return {
     url: `http://127.0.0.1:${port}/?token=${token}`,
     token,

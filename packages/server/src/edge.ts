@@ -51,6 +51,23 @@ export interface OriginPolicy {
   allowedOrigins?: string[];
 }
 
+/** What a server's edge is configured from: its options' token, host, insecure flag and allow-lists. */
+export interface EdgeOptions {
+  token?: string;
+  host?: string;
+  insecure?: boolean;
+  allowedHosts?: string[];
+  allowedOrigins?: string[];
+}
+
+/** The origin policy a server applies, after refusing a bind it must not serve on (see `checkBind`). */
+export function edgePolicy(options: EdgeOptions, defaultHost = "127.0.0.1"): OriginPolicy {
+  const token = options.token || undefined;
+  const bindHost = options.host ?? defaultHost;
+  checkBind(bindHost, token, options.insecure);
+  return { token, bindHost, allowedHosts: options.allowedHosts, allowedOrigins: options.allowedOrigins };
+}
+
 /**
  * A server with no token trusts whoever reaches it, so it must not be reachable from a web page the operator opens:
  * - an `Origin` header (browsers send it on cross-origin POSTs and on every WebSocket) must name a loopback origin or

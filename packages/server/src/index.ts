@@ -7,6 +7,7 @@ export {
   checkBind,
   checkOrigin,
   clientOf,
+  edgePolicy,
   guardConnections,
   isLoopback,
   markSession,

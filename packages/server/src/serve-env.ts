@@ -3,15 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { combineRewards, type Env, errorMessage, type Message, type Task, type ToolCallRequest } from "@benchmax/core";
 import { checkBearer } from "./auth.js";
-import {
-  type ConnectionLimits,
-  checkBind,
-  checkOrigin,
-  clientOf,
-  guardConnections,
-  type OriginPolicy,
-  serverOptions,
-} from "./edge.js";
+import { type ConnectionLimits, checkOrigin, clientOf, edgePolicy, guardConnections, serverOptions } from "./edge.js";
 import { classify } from "./error-codes.js";
 import { badRequest, conflict, HttpError, notFound, validationDetail } from "./http-error.js";
 import { handleRpc, JSONRPC, rpcError } from "./mcp-rpc.js";
@@ -175,15 +167,8 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     },
   });
   const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
-  const token = options.token || undefined;
-  const bindHost = options.host ?? "127.0.0.1";
-  checkBind(bindHost, token, options.insecure);
-  const originPolicy: OriginPolicy = {
-    token,
-    bindHost,
-    allowedHosts: options.allowedHosts,
-    allowedOrigins: options.allowedOrigins,
-  };
+  const originPolicy = edgePolicy(options);
+  const { token, bindHost } = originPolicy;
   const maxBatch = options.maxBatch ?? 64;
   const instance = instanceId();
   let inflight = 0;
