@@ -58,7 +58,8 @@ export function skypilotTaskYaml(
 # SERVERS_PER_NODE MCP servers printing "${ENDPOINT_MARKER} http://<node-ip>:<port>/mcp"; trainers collect both with
 # \`sky logs\` (@benchmax/mcp's skypilot() provisioner). Every server requires the token; no port is opened to the
 # internet (no \`ports:\`): the trainer must run in the same cluster or network. Launch by hand:
-#   BENCHMAX_TOKEN=$(openssl rand -hex 32) sky launch -c benchmax-env-servers deploy/skypilot/env-servers.yaml --secret BENCHMAX_TOKEN -y -d
+#   export BENCHMAX_TOKEN=$(openssl rand -hex 32) && (umask 077 && printf %s "$BENCHMAX_TOKEN" > benchmax-token.txt) &&
+#     sky launch -c benchmax-env-servers deploy/skypilot/env-servers.yaml --secret BENCHMAX_TOKEN -y -d   # token kept in benchmax-token.txt
 name: benchmax-env-servers
 num_nodes: 2
 resources:
