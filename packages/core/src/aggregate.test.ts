@@ -123,6 +123,15 @@ describe("RunAggregate: RL numbers", () => {
     expect(s.breakdown!.split!.test!.n).toBe(60);
   });
 
+  it("drops a field whose every value names one task (an instruction, a file path), whatever the group size", () => {
+    const agg = new RunAggregate(2);
+    for (let i = 0; i < 10; i++)
+      for (let g = 0; g < 2; g++)
+        agg.add(result(`t${i}`, { reward: g, taskMeta: { instruction: `do thing ${i}`, kind: i % 2 ? "a" : "b" } }));
+    const s = agg.summary({ env: "e", policy: "p" });
+    expect(Object.keys(s.breakdown!)).toEqual(["kind"]);
+  });
+
   it("counts unscored rollouts in a slice's n but not in its pass rate", () => {
     const agg = new RunAggregate(1);
     agg.add(result("a", { reward: 1, taskMeta: { split: "dev" } }));

@@ -105,6 +105,9 @@ interface TaskAgg {
   passes: number;
   /** Scored rewards, for max@k. */
   rewards: number[];
+  /** For a metadata slice: the first task seen in it, and whether another task was seen too. */
+  task?: string;
+  shared?: boolean;
 }
 
 /** Most distinct values a metadata field may have to get a breakdown (more: an id-like field, dropped). */
@@ -242,6 +245,8 @@ export class RunAggregate {
         }
         values.set(key, (sl = newSlice()));
       }
+      if (sl.task === undefined) sl.task = r.taskId;
+      else if (sl.task !== r.taskId) sl.shared = true;
       out.push(sl);
     }
     return out;
@@ -350,7 +355,8 @@ export class RunAggregate {
     if (this.chars.n) out.responseChars = this.chars.stats();
     const breakdown: NonNullable<RunSummary["breakdown"]> = {};
     for (const [field, values] of this.slices) {
-      if (!values) continue;
+      // a field whose every value belongs to one task (an instruction, a file path) says no more than per-task rates
+      if (!values || (values.size > 1 && ![...values.values()].some((sl) => sl.shared))) continue;
       breakdown[field] = Object.fromEntries(
         [...values]
           .sort(([a], [b]) => a.localeCompare(b, undefined, { numeric: true }))
