@@ -183,16 +183,19 @@ describe.skipIf(!!reason)("excel run_code sandbox", () => {
     expect(probeHits - before).toBe(0);
   });
 
-  it("host objects and prototypes: pollution stays in the sandbox; the host's globals and the victim process are untouched", async () => {
+  it("host objects and prototypes: pollution stays in its rollout's interpreter; the host's globals, other rollouts and the victim process are untouched", async () => {
     const r = await run(
       `${HOST}Object.prototype.polluted = 1; workbook.constructor.prototype.polluted = 1; P.env.BENCHMAX_PWNED = '1'; globalThis.polluted = 1;`,
     );
     expect(text(r)).not.toContain("ERR_");
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(process.env.BENCHMAX_PWNED).toBeUndefined();
-    // the next call starts from a fresh process: nothing carried over
-    const next = await run("console.log(String(({}).polluted), String(globalThis.polluted));");
-    expect(text(next)).toContain("undefined undefined");
+    // another rollout's interpreter is its own process: nothing carried over to it
+    const other = await run("console.log(String(({}).polluted), String(globalThis.polluted));", "B");
+    expect(text(other)).toContain("undefined undefined");
+    // the rollout's own interpreter is live (state carries from call to call, as in SpreadsheetBench's kernel)
+    const same = await run("console.log(String(globalThis.polluted));");
+    expect(text(same)).toContain("1");
   });
 
   it("infinite loops (sync, async, never-settling) end as tool errors within the time limit", async () => {
