@@ -2,7 +2,8 @@
 // CI's benchmark smoke: every bench/*.mjs still runs to the end and measures (bench/run.mjs exits 1 otherwise), and
 // the soak's rollouts through `benchmax serve` all finish. Timings are not gated (they depend on the machine); a
 // rollout that fails in the soak is a bug whatever the machine. The soak is shortened to 1,000 rollouts, and the
-// sessions-at-scale bench to 512 sessions, and `validate` (bench/validate.mjs) to 100,000 rows.
+// sessions-at-scale bench to 512 sessions, and `validate` (bench/validate.mjs) to 100,000 rows, the live-interpreter memory figure to 16
+// interpreters and the watch dashboard to 100,000 rollouts.
 // Writes its results to a temporary folder, never over bench/results.*.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -22,6 +23,9 @@ const run = spawnSync(process.execPath, [join(root, "bench", "run.mjs"), "--out"
     BENCH_SESSIONS: "512",
     BENCH_SESSIONS_WAIT_MS: "1000",
     BENCH_VALIDATE_ROWS: "100000",
+    // 16 live interpreters for the memory figure instead of 256, and a watch dashboard over 100,000 rollouts
+    BENCH_LIVE_N: "16",
+    BENCH_WATCH_ROLLOUTS: "100000",
     ...process.env,
   },
 });
