@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// bench-timeout-s: 900 (the LibreOffice baseline starts one soffice per file, 48 of them)
 /**
  * excel env benchmark: rollouts held at once, init of a 100 KB workbook, fork vs init, scorer throughput against
  * the official-style Python scorer (openpyxl; $BENCHMAX_PYTHON or python3), with and without embedded recalculation,
