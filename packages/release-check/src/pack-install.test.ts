@@ -35,8 +35,10 @@ function readmeQuickstarts(): Array<{ name: string; file: string; code: string }
   return out;
 }
 
+// a user's shell, not the pnpm run that started this test: pnpm's own npm_config_* settings (auto-install-peers, …)
+// would make plain npm print "Unknown env config" warnings into every output the test reads
 const npmEnv = {
-  ...process.env,
+  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_config_/i.test(k))),
   npm_config_update_notifier: "false",
   npm_config_fund: "false",
   npm_config_audit: "false",
