@@ -222,6 +222,11 @@ describe("benchmax CLI", () => {
     ]);
     expect(down.code).toBe(1);
     expect(down.stderr).toMatch(/unreachable/);
-    expect(down.stderr.trim().split("\n")).toHaveLength(1);
+    expect(
+      down.stderr
+        .trim()
+        .split("\n")
+        .filter((l) => !l.startsWith("benchmax: note:")),
+    ).toHaveLength(1);
   });
 });
