@@ -182,9 +182,9 @@ function counts(rows) {
 function verdict(c) {
   if (c.failed > 0) return "**FAILING**";
   if (c.open > 0) return `**not yet**: ${c.open} open finding${c.open > 1 ? "s" : ""}`;
-  if (c.passed === 0) return "not proven (all skipped)";
-  if (c.skipped > 0) return "proven in part (some tests skipped)";
-  return "proven";
+  if (c.passed === 0) return "untested (all skipped)";
+  if (c.skipped > 0) return "passing in part (some tests skipped)";
+  return "passing";
 }
 
 const esc = (s) =>
