@@ -1,6 +1,7 @@
 import type { z } from "zod/v4";
 import type { EnvOptionsSpec } from "./options.js";
 import type { Policy } from "./policy.js";
+import type { ArtifactData } from "./run-dir/artifacts.js";
 import type { ToolCallItem } from "./tool-calls.js";
 import type {
   AssistantMessage,
@@ -126,6 +127,14 @@ export interface Env<T extends Task = Task> {
    * not declared (rescore refuses the run).
    */
   readonly rewardReads?: RewardReads;
+  /**
+   * Optional: the final-state artifacts `computeReward` reads (e.g. excel's output workbook), by name, as bytes or
+   * a path the env owns. Taken after scoring and before `release` when the driver keeps a run (eval, serve
+   * --record), stored content-addressed in the run dir, so `benchmax rescore` can restore the state and score again.
+   */
+  artifacts?(
+    rolloutId: string,
+  ): Record<string, ArtifactData> | undefined | Promise<Record<string, ArtifactData> | undefined>;
 }
 
 /** What an env's reward reads (see `Env.rewardReads`). */

@@ -5,6 +5,7 @@ import { buildInitialMessages } from "./initial-messages.js";
 import type { PolicyInput, PolicyReply, ToolFormat } from "./policy.js";
 import { assertFiniteRewards, combineRewards } from "./reward.js";
 import type { Outcome, RolloutResult, TurnTokens } from "./rollout-result.js";
+import { type ArtifactStore, captureArtifacts } from "./run-dir/artifacts.js";
 import { DEFAULT_TIMEOUTS, DeadlineExceeded, isLimit, startLimit, stopLimit, withTimeout } from "./timeout.js";
 import { tokenDriftTurns, validTurnTokens } from "./token-drift.js";
 import { extractToolCalls, type ParsedToolCall, type ToolCallItem } from "./tool-calls.js";
@@ -58,6 +59,8 @@ export interface EpisodeOptions {
    * default), or "skip" them and end truncated at once (SkyRL's `turns >= max_turns → done`).
    */
   lastTurnTools?: "run" | "skip";
+  /** Keep the env's final-state artifacts (`env.artifacts`) of a scored rollout here, before release (a run dir). */
+  artifacts?: ArtifactStore;
 }
 
 /** The model's reply as a step takes it: an assistant message, a policy reply (with usage), or plain text. */
@@ -654,6 +657,8 @@ export class Episode<T extends Task = Task> {
         /* metadata is best effort */
       }
     }
+    if (this.initialised)
+      await captureArtifacts(this.env, this.rolloutId, r, this.options.artifacts, this.options.releaseTimeoutMs);
     if (this.initAttempted && this.options.release !== false) {
       const ms = this.options.releaseTimeoutMs ?? DEFAULT_TIMEOUTS.releaseMs;
       try {

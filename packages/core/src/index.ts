@@ -23,6 +23,7 @@ export * from "./rl-stats.js";
 export * from "./rollout.js";
 export * from "./rollout-result.js";
 export * from "./rubric.js";
+export * from "./run-dir/index.js";
 export * from "./run-many.js";
 export * from "./schemas.js";
 export * from "./score.js";

@@ -6,6 +6,7 @@ import { ResultsWriter, readResults } from "./results-file.js";
 import { assertFiniteRewards, combineRewards } from "./reward.js";
 import { type RolloutOptions, runRollout } from "./rollout.js";
 import { isScored, type RolloutResult } from "./rollout-result.js";
+import { rolloutIdOf } from "./run-dir/rollout-id.js";
 import type { RunSummary } from "./summary.js";
 import { DEFAULT_TIMEOUTS, withTimeout } from "./timeout.js";
 import type { Task } from "./types.js";
@@ -51,11 +52,6 @@ export interface RunManyResult {
   summary(info: Omit<SummaryInfo, "startedAt" | "durationMs" | "passThreshold">): RunSummary;
   durationMs: number;
   startedAt: string;
-}
-
-/** The id of sample `k` of a task. Stable, so a resumed run finds what it already did. */
-export function rolloutIdOf(taskId: string, sample: number): string {
-  return `${taskId}#${sample}`;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -121,6 +117,7 @@ export async function runMany<T extends Task>(
     releaseTimeoutMs: options.releaseTimeoutMs,
     lastTurnTools: options.lastTurnTools,
     keepMessages: options.keepMessages,
+    artifacts: options.artifacts,
     signal: options.signal,
   };
   const initMs = options.initTimeoutMs ?? DEFAULT_TIMEOUTS.initMs;

@@ -151,6 +151,8 @@ export const RolloutResultSchema = z.object({
    * absent when `tokens` is.
    */
   tokenDrift: z.array(z.number().int()).optional(),
+  /** The final-state artifacts the reward read, by name: content address (run dir `artifacts/<sha256>`) and size. */
+  artifacts: z.record(z.string(), z.object({ sha256: z.string(), bytes: z.number().int() })).optional(),
 });
 
 export const StatsSchema = z.object({

@@ -1,0 +1,2 @@
+export * from "./artifacts.js";
+export * from "./rollout-id.js";
