@@ -612,15 +612,25 @@ export class Episode<T extends Task = Task> {
   }
 
   /**
-   * Copy this episode's env state (`env.fork`) and engine state (conversation, turns, counters, usage) to new
-   * episodes, one per child id. Env failures are thrown (nothing is created).
+   * Copy this episode's env state (`env.fork`, under `initTimeoutMs`) and engine state (conversation, turns,
+   * counters, usage) to new episodes, one per child id; `options` apply to every child, or one set per child.
+   * Env failures are thrown (no episode is created; the env may hold some children's state: release their ids).
    */
-  async fork(childIds: string[], options: EpisodeOptions = {}): Promise<Episode<T>[]> {
+  async fork(childIds: string[], options: EpisodeOptions | EpisodeOptions[] = {}): Promise<Episode<T>[]> {
     if (!this.env.fork) throw new UsageError(`${this.env.name} does not support fork`);
     if (this.ended) throw new UsageError(`episode ${this.rolloutId} is done; fork before it ends`);
-    await this.env.fork(this.rolloutId, childIds);
-    return childIds.map((id) => {
-      const c = new Episode(this.env, this.task, { ...this.options, ...options, rolloutId: id, initialized: true });
+    if (Array.isArray(options) && options.length !== childIds.length) {
+      throw new UsageError(`fork of ${childIds.length} children got ${options.length} option sets`);
+    }
+    const ms = this.options.initTimeoutMs ?? DEFAULT_TIMEOUTS.initMs;
+    await withTimeout(
+      Promise.resolve(this.env.fork(this.rolloutId, childIds)),
+      ms,
+      () => new EnvError(`${this.env.name}.fork did not return within ${ms} ms`),
+    );
+    return childIds.map((id, i) => {
+      const own = Array.isArray(options) ? options[i] : options;
+      const c = new Episode(this.env, this.task, { ...this.options, ...own, rolloutId: id, initialized: true });
       c.messages = [...this.messages];
       c.r.turns = this.r.turns;
       c.r.toolCalls = this.r.toolCalls;

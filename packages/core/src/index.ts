@@ -5,6 +5,7 @@ export * from "./dataset.js";
 export * from "./define-env.js";
 export * from "./env.js";
 export * from "./episode.js";
+export * from "./episode-group.js";
 export * from "./errors.js";
 export * from "./explain.js";
 export * from "./hermes.js";
