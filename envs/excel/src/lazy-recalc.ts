@@ -12,6 +12,7 @@ import {
   FormulaEngine,
   FormulaIndex,
   type FormulaSource,
+  RecalcBudgetError,
 } from "./formula-engine.js";
 import { fromExcel, type PyValue } from "./py-values.js";
 import { PyError } from "./python.js";
@@ -48,7 +49,15 @@ const decode = (s: string) =>
 export interface LazyRecalcOptions extends EngineOptions {
   /** Recompute only formula cells without a cached value (gold files); others keep what the file holds. */
   onlyMissing?: boolean;
+  /**
+   * Most formulas one sheet may hold (default MAX_SHEET_FORMULAS; golds, read with `onlyMissing`, are not capped):
+   * counted before the sheet's cells are parsed, so a million-formula chain fails at once with RecalcBudgetError.
+   */
+  maxFormulas?: number;
 }
+
+/** Default `maxFormulas`: the formula count past which a sheet is not recalculated (the model's file scores 0). */
+export const MAX_SHEET_FORMULAS = 250_000;
 
 /** Reads cells with formulas recalculated, for one workbook. */
 export class LazyRecalc {
@@ -119,6 +128,14 @@ export class LazyRecalc {
   private model(name: string): SheetModel {
     let m = this.models.get(name);
     if (!m) {
+      if (!this.options.onlyMissing) {
+        const cap = this.options.maxFormulas ?? MAX_SHEET_FORMULAS;
+        const n = this.book.formulaCount(name);
+        if (n > cap)
+          throw new RecalcBudgetError(
+            `recalculation exceeded its budget: sheet ${JSON.stringify(name)} holds ${n} formulas, more than ${cap}`,
+          );
+      }
       const raw = this.book.rawCells(name);
       const formulas = new Map<number, string>();
       const arrays = new Map<number, ArrayArea>();

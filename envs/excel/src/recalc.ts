@@ -12,6 +12,7 @@ import {
   FormulaEngine,
   FormulaIndex,
   type FormulaSource,
+  RecalcBudgetError,
 } from "./formula-engine.js";
 import { addr, type Cell, colToNumber, dateToSerial, type Workbook, type Worksheet } from "./workbook.js";
 
@@ -130,6 +131,13 @@ export function recalcWorkbook(wb: Workbook, options: EngineOptions = {}): Recal
     arrayOf: (s, r, c) => arrays.get(s)?.get(r * 32768 + c),
     definedName: (n) => names.get(n),
   };
+  // a cap known before any evaluation: a workbook with more formulas than the engine may evaluate fails at once
+  const total = [...formulas.values()].reduce((a, m) => a + m.size, 0);
+  const cap = options.maxCells ?? 500_000;
+  if (total > cap)
+    throw new RecalcBudgetError(
+      `recalculation exceeded its budget: the workbook holds ${total} formulas, more than ${cap}`,
+    );
   const engine = new FormulaEngine(src, options);
   let count = 0;
   for (const [s, map] of formulas) {

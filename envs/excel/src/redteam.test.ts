@@ -123,7 +123,7 @@ describe("red team: the model's own formulas decide its outcome", () => {
     );
     expect(r.reward).toBe(0);
     expect(String(r.metadata?.message)).toMatch(
-      /scored 0: recalculation exceeded its (budget of 500000 formula cells|time budget)/,
+      /scored 0: recalculation exceeded its budget: sheet "Sheet1" holds 999999 formulas, more than 250000/,
     );
   }, 300_000);
 });

@@ -322,6 +322,20 @@ export class XlsxValues {
     return false;
   }
 
+  /**
+   * How many formula elements (`<f>`) a worksheet's XML holds, counted without parsing its cells: a cheap bound
+   * checked before a recalculation builds anything. @internal
+   */
+  formulaCount(sheet: string): number {
+    const entry = this.sheets.get(sheet);
+    if (!entry || entry.chart) return 0;
+    const xml = this.zip.readText(entry.part);
+    let n = 0;
+    const re = /<(?:[\w.-]+:)?f[\s>/]/g;
+    while (re.exec(xml)) n++;
+    return n;
+  }
+
   hasSheet(name: string): boolean {
     return this.sheets.has(name);
   }
