@@ -3,6 +3,7 @@ import { EnvError } from "./errors.js";
 import type { Policy } from "./policy.js";
 import { assertFiniteRewards } from "./reward.js";
 import { lastAssistantText, type RewardContext, Rubric } from "./rubric.js";
+import type { ArtifactData } from "./run-dir/artifacts.js";
 import {
   capToolResult,
   formatZodError,
@@ -46,6 +47,13 @@ export interface DefineEnvConfig<T extends Task, S> {
   explainReward?: Env<T>["explainReward"];
   /** What the reward reads: see `Env.rewardReads` ("conversation" lets `benchmax rescore` re-score stored rollouts). */
   rewardReads?: Env<T>["rewardReads"];
+  /** The final-state artifacts the reward reads, from the rollout's state (see `Env.artifacts`). */
+  artifacts?(
+    state: S,
+    rolloutId: string,
+  ): Record<string, ArtifactData> | undefined | Promise<Record<string, ArtifactData> | undefined>;
+  /** Put stored artifacts back into a fresh state (see `Env.restoreArtifacts`). */
+  restoreArtifacts?(state: S, artifacts: Record<string, Uint8Array>, rolloutId: string): void | Promise<void>;
   close?(): void | Promise<void>;
 }
 
@@ -199,6 +207,16 @@ export function defineEnv<T extends Task = Task, S = Record<string, never>>(cfg:
   if (cfg.rewardReads) (env as { rewardReads?: Env<T>["rewardReads"] }).rewardReads = cfg.rewardReads;
   if (cfg.episodeDefaults)
     (env as { episodeDefaults?: Env<T>["episodeDefaults"] }).episodeDefaults = cfg.episodeDefaults;
+  if (cfg.artifacts) {
+    const take = cfg.artifacts;
+    env.artifacts = (id) => take(slot(id).state, id);
+  }
+  if (cfg.restoreArtifacts) {
+    const put = cfg.restoreArtifacts;
+    env.restoreArtifacts = async (id, artifacts) => {
+      await put(slot(id).state, artifacts, id);
+    };
+  }
   if (cfg.rolloutMetadata) {
     const meta = cfg.rolloutMetadata;
     env.rolloutMetadata = (id) => {

@@ -135,6 +135,11 @@ export interface Env<T extends Task = Task> {
   artifacts?(
     rolloutId: string,
   ): Record<string, ArtifactData> | undefined | Promise<Record<string, ArtifactData> | undefined>;
+  /**
+   * Optional, with `artifacts`: put stored artifacts back into a freshly initialised rollout's state, so that
+   * `computeReward` reads the state the rollout ended in (`benchmax rescore`). Throws when they don't fit.
+   */
+  restoreArtifacts?(rolloutId: string, artifacts: Record<string, Uint8Array>): Promise<void>;
 }
 
 /** What an env's reward reads (see `Env.rewardReads`). */

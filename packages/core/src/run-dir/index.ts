@@ -1,2 +1,5 @@
 export * from "./artifacts.js";
+export * from "./identity.js";
+export * from "./jsonl.js";
 export * from "./rollout-id.js";
+export * from "./run-dir.js";

@@ -1,0 +1,49 @@
+import { closeSync, openSync, readSync } from "node:fs";
+import { StringDecoder } from "node:string_decoder";
+import { UsageError } from "../errors.js";
+
+/**
+ * Call `fn` with each parsed line of a JSONL file, reading it a MiB at a time (a 20,000-rollout results file is never
+ * one string). Blank lines are skipped; a torn last line (a crash mid-write) is skipped; any other malformed line is
+ * a UsageError naming `path:line`.
+ */
+export function forEachJsonLine(path: string, fn: (value: unknown, line: number) => void): void {
+  const fd = openSync(path, "r");
+  const buf = Buffer.allocUnsafe(1 << 20);
+  const decoder = new StringDecoder("utf8");
+  let carry = "";
+  let lineNo = 0;
+  let pendingError: { line: number; message: string } | undefined;
+  const handle = (text: string) => {
+    lineNo++;
+    const line = text.trim();
+    if (!line) return;
+    if (pendingError)
+      throw new UsageError(`${path}:${pendingError.line}: malformed results line: ${pendingError.message}`);
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (e) {
+      pendingError = { line: lineNo, message: (e as Error).message }; // fatal unless it is the last line
+      return;
+    }
+    fn(value, lineNo);
+  };
+  try {
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, null);
+      if (n === 0) break;
+      const text = carry + decoder.write(buf.subarray(0, n));
+      let start = 0;
+      for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
+        handle(text.slice(start, nl));
+        start = nl + 1;
+      }
+      carry = text.slice(start);
+    }
+    carry += decoder.end();
+    if (carry) handle(carry);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,197 @@
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod/v4";
+import { defineEnv } from "../define-env.js";
+import { UsageError } from "../errors.js";
+import { scriptedPolicy } from "../policies/scripted.js";
+import { runMany } from "../run-many.js";
+import { tool } from "../tool.js";
+import type { Task } from "../types.js";
+import { sha256Hex } from "./artifacts.js";
+import { datasetHash, type RunIdentity } from "./identity.js";
+import { resultRolloutId, rolloutIdOf } from "./rollout-id.js";
+import { RunDir } from "./run-dir.js";
+
+const dirs: string[] = [];
+function tmp(): string {
+  const d = mkdtempSync(join(tmpdir(), "rundir-"));
+  dirs.push(d);
+  return d;
+}
+afterEach(() => {
+  dirs.length = 0;
+});
+
+/** An env whose reward reads its state (a "file" the model writes through a tool), declared as an artifact. */
+function fileEnv(opts: { artifactsThrow?: boolean } = {}) {
+  return defineEnv<Task<string>, { file: string }>({
+    name: "filed",
+    systemPrompt: "Write the answer to the file.",
+    tools: [
+      tool<{ file: string }>({
+        name: "write",
+        description: "write the file",
+        parameters: z.object({ text: z.string() }),
+        execute: ({ text }, { state }) => {
+          state.file = text;
+          return "ok";
+        },
+      }),
+    ],
+    initState: () => ({ file: "" }),
+    reward: ({ state, task }) => ({ correct: state.file === task.groundTruth ? 1 : 0 }),
+    rewardWeights: { correct: 1 },
+    rewardReads: "state",
+    artifacts: (state) => {
+      if (opts.artifactsThrow) throw new Error("disk gone");
+      return { "file.txt": Buffer.from(state.file) };
+    },
+    restoreArtifacts: (state, a) => {
+      state.file = Buffer.from(a["file.txt"]!).toString();
+    },
+  });
+}
+
+const tasks: Task<string>[] = [
+  { id: "a", prompt: "write x", groundTruth: "x" },
+  { id: "b", prompt: "write y", groundTruth: "y" },
+  { id: "c", prompt: "write x too", groundTruth: "x" },
+];
+
+/** Writes the gold of tasks a and c, and "wrong" for b; then answers. */
+const writer = scriptedPolicy<Task<string>>("writer", (input) =>
+  input.turn === 0
+    ? { calls: [{ name: "write", arguments: { text: input.task.id === "b" ? "wrong" : input.task.groundTruth } }] }
+    : { answer: "done" },
+);
+
+describe("RunDir: artifacts taken before release, content-addressed", () => {
+  it("stores each scored rollout's artifacts once per content and names them in its result line", async () => {
+    const rd = RunDir.create(join(tmp(), "run"));
+    await runMany(fileEnv(), tasks, writer, { resultsPath: rd.resultsPath, artifacts: rd, group: 2 });
+    const rows = rd.results();
+    expect(rows).toHaveLength(6);
+    for (const r of rows)
+      expect(r.artifacts?.["file.txt"]?.sha256).toBe(sha256Hex(Buffer.from(r.taskId === "b" ? "wrong" : "x")));
+    // 6 rollouts, 2 distinct final files: 2 stored artifacts
+    expect(readdirSync(rd.artifactsDir).sort()).toEqual(
+      [sha256Hex(Buffer.from("wrong")), sha256Hex(Buffer.from("x"))].sort(),
+    );
+    const ref = rows[0]!.artifacts!["file.txt"]!;
+    expect((await rd.readArtifact(ref)).toString()).toBe("x");
+    expect(ref.bytes).toBe(1);
+  });
+
+  it("keeps no artifacts without a store, and records (never throws) an env's artifact failure", async () => {
+    const none = await runMany(fileEnv(), tasks.slice(0, 1), writer);
+    expect(none.results[0]!.artifacts).toBeUndefined();
+    const rd = RunDir.create(join(tmp(), "run"));
+    const r = await runMany(fileEnv({ artifactsThrow: true }), tasks.slice(0, 1), writer, { artifacts: rd });
+    const row = r.results[0]!;
+    expect(row.reward).toBe(1);
+    expect(row.artifacts).toBeUndefined();
+    expect(row.metadata?.artifactError).toMatch(/disk gone/);
+  });
+
+  it("an error rollout (env_error) has no artifacts", async () => {
+    const env = fileEnv();
+    env.computeReward = async () => {
+      throw new Error("reward bug");
+    };
+    const rd = RunDir.create(join(tmp(), "run"));
+    const r = await runMany(env, tasks.slice(0, 1), writer, { artifacts: rd });
+    expect(r.results[0]!.outcome).toBe("env_error");
+    expect(r.results[0]!.artifacts).toBeUndefined();
+    expect(existsSync(rd.artifactsDir)).toBe(false);
+  });
+
+  it("refuses an artifact whose bytes no longer match its address", async () => {
+    const rd = RunDir.create(join(tmp(), "run"));
+    const ref = await rd.put(Buffer.from("hello"));
+    writeFileSync(rd.artifactPath(ref.sha256), "HELLO");
+    await expect(rd.readArtifact(ref)).rejects.toThrow(/do not match its sha256/);
+    await expect(rd.readArtifact("0".repeat(64))).rejects.toThrow(/missing/);
+    expect(() => rd.artifactPath("../../etc/passwd")).toThrow(UsageError);
+  });
+});
+
+describe("RunDir: identity, resume, summary", () => {
+  const identity = (over: Partial<RunIdentity> = {}): RunIdentity => ({
+    env: "filed",
+    dataset: "fixtures",
+    datasetHash: datasetHash(tasks),
+    tasks: 3,
+    group: 1,
+    expectedRollouts: 3,
+    completed: false,
+    policy: "writer",
+    config: { maxTurns: 10 },
+    ...over,
+  });
+
+  it("create refuses a folder of other things and an old run without force; force clears it", async () => {
+    const other = tmp();
+    writeFileSync(join(other, "notes.txt"), "mine");
+    expect(() => RunDir.create(other)).toThrow(/holds other things/);
+    const d = join(tmp(), "run");
+    const rd = RunDir.create(d);
+    rd.writeIdentity(identity());
+    await rd.put(Buffer.from("z"));
+    expect(() => RunDir.create(d)).toThrow(/already holds a run/);
+    RunDir.create(d, { force: true });
+    expect(readdirSync(d)).toEqual([]);
+  });
+
+  it("checkResume refuses another run's identity and rows that are not this run's", async () => {
+    const rd = RunDir.create(join(tmp(), "run"));
+    rd.writeIdentity(identity());
+    await runMany(fileEnv(), tasks, writer, { resultsPath: rd.resultsPath });
+    expect(() => rd.checkResume(identity(), tasks, 1, { correct: 1 })).not.toThrow();
+    expect(() => rd.checkResume(identity({ policy: "other" }), tasks, 1, { correct: 1 })).toThrow(
+      /different run \(policy writer → other\)/,
+    );
+    expect(() => rd.checkResume(identity(), tasks.slice(0, 2), 1, { correct: 1 })).toThrow(/row 3: rollout "c#0"/);
+    const text = readFileSync(rd.resultsPath, "utf8").replace('"reward":0', '"reward":1');
+    writeFileSync(rd.resultsPath, text);
+    expect(() => rd.checkResume(identity(), tasks, 1, { correct: 1 })).toThrow(/not what the env's weights make/);
+  });
+
+  it("readSummary recomputes a killed run's summary from its last results and marks it incomplete", () => {
+    const rd = RunDir.create(join(tmp(), "run"));
+    rd.writeIdentity(identity({ completed: true }));
+    const row = (id: string, outcome: string, reward?: number) =>
+      JSON.stringify({
+        taskId: id.split("#")[0],
+        rolloutId: id,
+        outcome,
+        ...(reward === undefined ? {} : { reward, rewards: { correct: reward } }),
+        turns: 1,
+        toolCalls: 0,
+        toolErrors: 0,
+        durationMs: 1,
+        messages: [],
+      });
+    writeFileSync(
+      rd.resultsPath,
+      `${[row("a#0", "infra_error"), row("b#0", "completed", 0), row("a#0", "completed", 1)].join("\n")}\n{"torn`,
+    );
+    expect(rd.results().map(resultRolloutId)).toEqual(["b#0", "a#0"]);
+    const s = rd.readSummary();
+    expect(s.n).toBe(2);
+    expect(s.reward.mean).toBe(0.5);
+    expect(s.run?.completed).toBe(false);
+    rd.writeSummary({ ...s, run: identity({ completed: true }) });
+    expect(RunDir.open(rd.dir).readSummary().run?.completed).toBe(true);
+  });
+
+  it("open names what is missing; rollout ids are task#sample", () => {
+    const d = tmp();
+    expect(() => RunDir.open(join(d, "nope"))).toThrow(/no such run directory/);
+    mkdirSync(join(d, "empty"));
+    expect(() => RunDir.open(join(d, "empty"))).toThrow(/not a run dir: no results.jsonl/);
+    expect(rolloutIdOf("t", 3)).toBe("t#3");
+    expect(resultRolloutId({ taskId: "t", sample: 2 })).toBe("t#2");
+  });
+});
