@@ -13,9 +13,10 @@ import {
   Workspace,
 } from "@benchmax/core";
 import { type ExcelTask, fixturesDir, loadExcelTasks, parseExcelRow } from "./dataset.js";
+import { explainCases } from "./explain.js";
 import { findSoffice, LibreOfficeRecalc } from "./libreoffice.js";
 import { excelReferencePolicy } from "./reference-policy.js";
-import { type Scorer, scoreOneCase, scoreRollout } from "./reward.js";
+import { type CaseOutcome, type Scorer, scoreOneCase, scoreRollout } from "./reward.js";
 import { pythonAvailable } from "./run-python.js";
 import { releaseInterpreters } from "./sandbox/interpreters.js";
 import {
@@ -175,6 +176,8 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
     },
   };
   let lo: LibreOfficeRecalc | undefined;
+  /** The cases of each scored rollout, for `explainReward` (called after the reward, before release). */
+  const scored = new Map<string, CaseOutcome[]>();
   const scorer: Scorer = {
     mode: opts.recalc,
     libreoffice: () => {
@@ -223,7 +226,8 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
         calls: structuredClone(state.calls),
       };
     },
-    async releaseState(state) {
+    async releaseState(state, rolloutId) {
+      scored.delete(rolloutId);
       state.wb = undefined;
       await dropSnapshot(state.base);
       await dropSnapshot(state.forkSnapshot);
@@ -231,10 +235,15 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
       releaseInterpreters(state.ws?.dir);
       await state.ws?.remove();
     },
-    async reward({ state }) {
+    async reward({ state, rolloutId }) {
       const { rewards, cases } = await scoreRollout(state, scorer, cfg);
       state.detail = { cases, recalc: opts.recalc, replayed_calls: state.calls.length };
+      scored.set(rolloutId, cases);
       return rewards;
+    },
+    explainReward(rolloutId) {
+      const cases = scored.get(rolloutId);
+      return cases && explainCases(cases);
     },
     rewardWeights: { pass: 1, soft: 0 },
     loadTasks: (source, o) => loadExcelTasks(source ?? opts.dataset, o),
