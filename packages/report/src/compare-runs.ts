@@ -1,31 +1,9 @@
-import { OUTCOMES, type RunSummary } from "@benchmax/core";
+import { OUTCOMES, type RunDirSummary, type RunIdentity, type RunSummary, stableJson } from "@benchmax/core";
 
-/**
- * What a run was: written by `benchmax eval` into summary.json (`run`) and run.json, and read by the regression
- * gate so that it only compares like with like.
- */
-export interface RunIdentity {
-  env: string;
-  /** "fixtures", or the dataset path as given (shown to the user only; identity is `datasetHash`). */
-  dataset: string;
-  /** sha256 of the run's tasks (ids and content, in order), independent of where the dataset lies. */
-  datasetHash: string;
-  /** Tasks in the run (after --limit). */
-  tasks: number;
-  group: number;
-  /** tasks × group. */
-  expectedRollouts: number;
-  /** Every expected rollout finished (false for an interrupted or killed run). */
-  completed: boolean;
-  policy: string;
-  /** The policy reads the gold answer. */
-  oracle?: boolean;
-  /** Run-shaping settings that change scores: max turns, tool format, env options, --limit, … */
-  config: Record<string, unknown>;
-}
+export type { RunIdentity } from "@benchmax/core";
 
-/** A summary as written by `benchmax eval`: the core summary plus the run identity. */
-export type GateSummary = RunSummary & { run?: RunIdentity };
+/** A summary as written by `benchmax eval`: the core summary plus the run identity (core's `RunDirSummary`). */
+export type GateSummary = RunDirSummary;
 
 export type MismatchKind = "env" | "dataset" | "rollouts" | "config";
 
@@ -80,17 +58,8 @@ export function errorRate(s: RunSummary): number {
   return s.n ? (s.outcomes.env_error + s.outcomes.infra_error) / s.n : 0;
 }
 
-function stable(x: unknown): string {
-  if (x === undefined) return "unset";
-  if (x === null || typeof x !== "object") return JSON.stringify(x);
-  if (Array.isArray(x)) return `[${x.map(stable).join(",")}]`;
-  const o = x as Record<string, unknown>;
-  return `{${Object.keys(o)
-    .sort()
-    .filter((k) => o[k] !== undefined)
-    .map((k) => `${JSON.stringify(k)}:${stable(o[k])}`)
-    .join(",")}}`;
-}
+/** A config value as compare prints it (`unset` when absent). */
+const stable = (x: unknown): string => (x === undefined ? "unset" : stableJson(x));
 
 /** The identity of a summary; summaries from before run identities get what can be read from them. */
 export function runIdentityOf(s: GateSummary): Partial<RunIdentity> {
