@@ -1,4 +1,4 @@
-import { HttpError } from "./http-error.js";
+import { RolloutServiceError } from "./service/service-error.js";
 
 const NONE: readonly never[] = Object.freeze([]);
 
@@ -62,19 +62,20 @@ export class Admission<R extends Admitted> {
 
   /**
    * May `client` add `n` entries to the `live` ones? Returns the entries to release first (empty when there is
-   * room); throws 429 CLIENT_LIMIT over the per-client cap, 503 CAPACITY_REACHED when nothing can be reclaimed.
+   * room); throws `client_limit` (CLIENT_LIMIT) over the per-client cap, `capacity` (CAPACITY_REACHED) when nothing can be reclaimed.
    */
   admit(client: string | undefined, n: number, live: ReadonlyMap<unknown, R>, now = Date.now()): readonly R[] {
     const held = this.held(client);
     if (client !== undefined && this.maxPerClient < this.max && held + n > this.maxPerClient) {
-      throw new HttpError(
-        429,
-        "CLIENT_LIMIT",
+      throw new RolloutServiceError(
+        "client_limit",
         `client ${client} holds ${held} rollouts; at most ${this.maxPerClient} per client`,
+        { reason: "CLIENT_LIMIT" },
       );
     }
     if (live.size + n <= this.max) return NONE;
-    const full = () => new HttpError(503, "CAPACITY_REACHED", `server at capacity (${this.max} rollouts)`);
+    const full = () =>
+      new RolloutServiceError("capacity", `server at capacity (${this.max} rollouts)`, { reason: "CAPACITY_REACHED" });
     if (client === undefined) throw full();
     const clients = this.byClient.size + (this.byClient.has(client) ? 0 : 1);
     const fair = Math.floor(this.max / clients);

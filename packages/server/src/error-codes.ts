@@ -1,11 +1,13 @@
 import { DatasetError, isInfraError } from "@benchmax/core";
 import { HttpError } from "./http-error.js";
 import { JSONRPC } from "./mcp-rpc.js";
+import { RolloutServiceError, type ServiceErrorCode } from "./service/service-error.js";
 
 /**
- * The one place errors become codes. Every failure is classified once (`classify`: HTTP status, stable code, and who
- * is at fault), and each transport maps that: HTTP answers it as is, OpenEnv's WebSocket as its error code
- * (`wsCodeOf`), JSON-RPC as its error number (`rpcCodeOf`). Errors are matched by class, never by name.
+ * The one place errors become wire codes. Every failure is classified once (`classify`: HTTP status, stable code, and
+ * who is at fault), and each transport maps that: HTTP answers it as is, OpenEnv's WebSocket as its error code
+ * (`wsCodeOf`), JSON-RPC as its error number (`rpcCodeOf`), OpenEnv HTTP validation failures as FastAPI's 422
+ * `{detail}` (`isOpenEnvValidation`). Errors are matched by class and code, never by name.
  */
 export interface Classified {
   status: number;
@@ -14,7 +16,36 @@ export interface Classified {
   type: "invalid_request" | "server_error" | "infra_error" | "env_error";
 }
 
+/** The rollout service's codes as HTTP statuses: the HTTP map, once. */
+export const HTTP_STATUS: Readonly<Record<ServiceErrorCode, number>> = {
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  too_large: 413,
+  client_limit: 429,
+  env_error: 500,
+  not_supported: 501,
+  infra_error: 502,
+  capacity: 503,
+  timeout: 504,
+};
+
 export function classify(e: unknown): Classified {
+  if (e instanceof RolloutServiceError) {
+    const status = HTTP_STATUS[e.code];
+    const type =
+      e.code === "env_error"
+        ? "env_error"
+        : e.code === "infra_error"
+          ? "infra_error"
+          : status >= 500
+            ? "server_error"
+            : "invalid_request";
+    return { status, code: e.reason, type };
+  }
   if (e instanceof HttpError) {
     return { status: e.status, code: e.code, type: e.status >= 500 ? "server_error" : "invalid_request" };
   }
@@ -46,7 +77,7 @@ export function wsCodeOf(e: unknown): WsCode {
   const c = classify(e);
   const named = WS_CODES[c.code];
   if (named) return named;
-  if (c.status === 503) return "CAPACITY_REACHED";
+  if (c.status === 503 || c.status === 429) return "CAPACITY_REACHED";
   return c.status >= 500 ? "EXECUTION_ERROR" : "VALIDATION_ERROR";
 }
 
@@ -57,4 +88,13 @@ export function rpcCodeOf(e: unknown): number {
     return JSONRPC.INVALID_PARAMS;
   }
   return c.type === "env_error" ? JSONRPC.INTERNAL_ERROR : JSONRPC.SERVER_ERROR;
+}
+
+/** Wire codes OpenEnv's FastAPI server answers as 422 `{detail}` (request validation) on its own routes. */
+const OPENENV_422 = new Set(["VALIDATION_ERROR", "INVALID_JSON", "MISSING", "UNKNOWN_TYPE"]);
+
+/** Does this error become OpenEnv's 422 `{detail: [...]}` on `/reset` `/step` `/state`? */
+export function isOpenEnvValidation(e: unknown): e is HttpError | RolloutServiceError {
+  const c = classify(e);
+  return c.status === 400 && OPENENV_422.has(c.code);
 }

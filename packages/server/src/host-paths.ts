@@ -1,6 +1,6 @@
 import { realpathSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import { HttpError } from "./http-error.js";
+import { RolloutServiceError } from "./service/service-error.js";
 
 /** Fields that hold the text a model reads, not file names. */
 const TEXT_KEYS =
@@ -46,10 +46,10 @@ export function checkHostPaths(task: unknown, dataRoot: string | undefined): voi
   if (found.length === 0) return;
   if (!dataRoot) {
     const [where, p] = found[0]!;
-    throw new HttpError(
-      403,
-      "HOST_PATH",
+    throw new RolloutServiceError(
+      "forbidden",
       `${where} names a host path (${JSON.stringify(p)}); this server accepts host files in client tasks only under a data root the operator configured (serveEnv {dataRoot} / benchmax serve --data-root)`,
+      { reason: "HOST_PATH" },
     );
   }
   const root = real(dataRoot);
@@ -58,10 +58,10 @@ export function checkHostPaths(task: unknown, dataRoot: string | undefined): voi
     const abs = real(isAbsolute(p) ? p : resolve(root, p));
     const rel = relative(root, abs);
     if (rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel))) continue;
-    throw new HttpError(
-      403,
-      "HOST_PATH",
+    throw new RolloutServiceError(
+      "forbidden",
       `${where} names ${JSON.stringify(p0)}, outside the data root ${dataRoot}: client tasks may name host files only under it`,
+      { reason: "HOST_PATH" },
     );
   }
 }

@@ -1,4 +1,9 @@
-/** An error that maps to one HTTP status and a stable machine-readable code. */
+import type { RolloutServiceError } from "./service/service-error.js";
+
+/**
+ * A transport-level refusal with its HTTP status and a stable machine-readable code (a body too large, a method not
+ * allowed, a missing bearer token). What the rollout service refuses is a `RolloutServiceError`.
+ */
 export class HttpError extends Error {
   override name = "HttpError";
   constructor(
@@ -14,11 +19,6 @@ export class HttpError extends Error {
   }
 }
 
-export const badRequest = (msg: string, code = "VALIDATION_ERROR", loc?: Array<string | number>, input?: unknown) =>
-  new HttpError(400, code, msg, loc, input);
-export const notFound = (msg: string, code = "NOT_FOUND") => new HttpError(404, code, msg);
-export const conflict = (msg: string, code = "CONFLICT") => new HttpError(409, code, msg);
-
 /** FastAPI's validation-error item (`{"detail": [item]}` with status 422), as OpenEnv's server answers. */
 export interface ValidationDetail {
   type: string;
@@ -28,7 +28,8 @@ export interface ValidationDetail {
 }
 
 /** The 422 body OpenEnv's FastAPI server gives for a request that fails validation. */
-export function validationDetail(e: HttpError): { detail: ValidationDetail[] } {
-  const type = e.code === "INVALID_JSON" ? "json_invalid" : e.code === "MISSING" ? "missing" : "value_error";
+export function validationDetail(e: HttpError | RolloutServiceError): { detail: ValidationDetail[] } {
+  const code = e instanceof HttpError ? e.code : e.reason;
+  const type = code === "INVALID_JSON" ? "json_invalid" : code === "MISSING" ? "missing" : "value_error";
   return { detail: [{ type, loc: e.loc ?? ["body"], msg: e.message, input: e.input ?? null }] };
 }

@@ -14,7 +14,14 @@ export {
   type OriginPolicy,
   serverOptions,
 } from "./edge.js";
-export { type Classified, classify, rpcCodeOf, wsCodeOf } from "./error-codes.js";
+export {
+  type Classified,
+  classify,
+  HTTP_STATUS,
+  isOpenEnvValidation,
+  rpcCodeOf,
+  wsCodeOf,
+} from "./error-codes.js";
 export { checkHostPaths, hostPathsIn } from "./host-paths.js";
 export { EndpointDownError, EnvClient, type EnvClientOptions, isEndpointDown } from "./http-client.js";
 export { HttpError, validationDetail } from "./http-error.js";
@@ -23,9 +30,10 @@ export { LATENCY_BUCKETS_MS, ServerMetrics } from "./metrics.js";
 export { openApiDocument } from "./openapi.js";
 export { type StepResult, schemaOf, stateOf, stepRollout } from "./openenv.js";
 export { type Phase, PromMetrics } from "./prometheus.js";
-export { RolloutRecorder, type RolloutTags, tagsOf } from "./record.js";
+export { RolloutRecorder, tagsOf } from "./record.js";
 export { RemoteEnv, type RemoteMetadata } from "./remote-env.js";
 export { type RewardOutcome, type Rollout, RolloutManager } from "./rollouts.js";
 export { RoutedEnv, type RoutedEnvOptions } from "./routed-env.js";
 export { type EnvServer, type ServeEnvOptions, serveEnv } from "./serve-env.js";
+export * from "./service/index.js";
 export { callToolResult, observationResult, TOOL_ERROR_TYPES, type ToolErrorType } from "./tool-errors.js";

@@ -1,6 +1,6 @@
 import { type AssistantMessage, type Env, EnvError, type Message, type ToolResult, textOf } from "@benchmax/core";
-import { badRequest, conflict } from "./http-error.js";
 import type { Rollout, RolloutManager } from "./rollouts.js";
+import { badRequest, conflict } from "./service/service-error.js";
 import { errorTypeOf, frameworkErrorOf, hasTool, observationResult } from "./tool-errors.js";
 
 /** OpenEnv's step/reset answer. */

@@ -11,12 +11,7 @@ import {
 } from "@benchmax/core";
 import type { PromMetrics } from "./prometheus.js";
 import type { Rollout } from "./rollouts.js";
-
-/** What a client may tag a rollout with at creation: the trainer step, and its own group id. */
-export interface RolloutTags {
-  step?: number;
-  group?: string;
-}
+import type { RolloutTags } from "./service/rollout-service.js";
 
 /** Most rollouts waiting to be written; past it a finished rollout is dropped (and counted), never buffered. */
 const DEFAULT_MAX_QUEUE = 10_000;

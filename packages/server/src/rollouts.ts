@@ -18,11 +18,12 @@ import {
 } from "@benchmax/core";
 import { Admission } from "./admission.js";
 import { checkHostPaths, resolveHostPaths } from "./host-paths.js";
-import { badRequest, conflict, HttpError, notFound } from "./http-error.js";
+import { HttpError } from "./http-error.js";
 import type { ServerMetrics } from "./metrics.js";
 import { stateOf } from "./openenv.js";
 import { randomBase64url } from "./random-id.js";
-import type { RolloutTags } from "./record.js";
+import type { RolloutTags } from "./service/rollout-service.js";
+import { badRequest, conflict, notFound } from "./service/service-error.js";
 
 /** One live rollout on the server. */
 export interface Rollout {

@@ -4,8 +4,8 @@ import type { AddressInfo } from "node:net";
 import { combineRewards, type Env, errorMessage, type Message, type Task, type ToolCallRequest } from "@benchmax/core";
 import { checkBearer } from "./auth.js";
 import { type ConnectionLimits, checkOrigin, clientOf, edgePolicy, guardConnections, serverOptions } from "./edge.js";
-import { classify } from "./error-codes.js";
-import { badRequest, conflict, HttpError, notFound, validationDetail } from "./http-error.js";
+import { classify, isOpenEnvValidation } from "./error-codes.js";
+import { HttpError, validationDetail } from "./http-error.js";
 import { handleRpc, JSONRPC, rpcError } from "./mcp-rpc.js";
 import { ServerMetrics } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
@@ -22,6 +22,7 @@ import { PromMetrics } from "./prometheus.js";
 import { RolloutRecorder, tagsOf } from "./record.js";
 import { isMessages, type Rollout, RolloutManager } from "./rollouts.js";
 import { isRoute } from "./routes.js";
+import { badRequest, conflict, notFound } from "./service/service-error.js";
 import { attachWebSocket } from "./ws-session.js";
 
 export interface ServeEnvOptions extends ConnectionLimits {
@@ -160,7 +161,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     onReleased: (r, ended) => {
       // an episode the engine ended (OpenEnv, /ws, MCP) has its own outcome; else a rollout scored through /reward
       if (ended && r.episode) {
-        const end = r.episode.end();
+        const end = r.episode.result();
         prom.finished(end.outcome, end.reward, end.rewards);
       } else if (r.reward !== undefined) prom.finished("completed", r.reward, r.rewards);
       recorder?.add(r, ended);
@@ -193,13 +194,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
   };
 
   const sendError = (res: ServerResponse, e: unknown, req?: IncomingMessage) => {
-    if (
-      req &&
-      isOpenEnvRoute(req.url) &&
-      e instanceof HttpError &&
-      e.status === 400 &&
-      (e.code === "VALIDATION_ERROR" || e.code === "INVALID_JSON" || e.code === "MISSING" || e.code === "UNKNOWN_TYPE")
-    ) {
+    if (req && isOpenEnvRoute(req.url) && isOpenEnvValidation(e)) {
       return send(res, 422, validationDetail(e));
     }
     const { status, code, type } = classify(e);
