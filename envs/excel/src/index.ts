@@ -175,6 +175,8 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
       python: opts.python,
     },
   };
+  /** The env's episode deadline: a rollout's interpreters live at most this long from its init (or fork). */
+  const deadlineMs = opts.episodeDeadlineMs ?? DEFAULT_EPISODE_DEADLINE_MS;
   let lo: LibreOfficeRecalc | undefined;
   /** The cases of each scored rollout, for `explainReward` (called after the reward, before release). */
   const scored = new Map<string, CaseOutcome[]>();
@@ -198,7 +200,7 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
     tools: excelTools(cfg),
     toolTimeoutMs: 60_000,
     episodeDefaults: {
-      deadlineMs: opts.episodeDeadlineMs ?? DEFAULT_EPISODE_DEADLINE_MS,
+      deadlineMs,
       ...(opts.maxToolCallsPerReply ? { maxToolCallsPerReply: Math.floor(opts.maxToolCallsPerReply) } : {}),
     },
     async initState(task, rolloutId) {
@@ -208,7 +210,7 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
       const ws = await Workspace.create({ prefix: `excel-${rolloutId}` });
       try {
         await ws.copyIn(input, WORKBOOK_FILE);
-        return { task, ws, dirty: false, stale: false, calls: [] };
+        return { task, ws, dirty: false, stale: false, calls: [], endsAt: performance.now() + deadlineMs };
       } catch (e) {
         await ws.remove();
         throw e;
@@ -224,6 +226,7 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
         stale: state.stale,
         modelFile: state.modelFile,
         calls: structuredClone(state.calls),
+        endsAt: performance.now() + deadlineMs,
       };
     },
     async releaseState(state, rolloutId) {

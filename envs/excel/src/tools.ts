@@ -49,6 +49,8 @@ export interface ExcelState {
   /** The file was last written by the model's code (run_code/run_python): inspect it before parsing it. */
   modelFile?: boolean;
   calls: RecordedCall[];
+  /** When the rollout's episode deadline passes (`performance.now()`): its live interpreters are killed then. */
+  endsAt?: number;
   /** Filled by computeReward: per-case detail for rollout metadata. */
   detail?: Record<string, unknown>;
 }
@@ -244,7 +246,7 @@ function codeTool(
   name: "run_code" | "run_python",
   description: string,
   timeoutMs: number,
-  run: (file: string, dir: string, code: string) => Promise<{ output: string }>,
+  run: (file: string, dir: string, code: string, endsAt: number | undefined) => Promise<{ output: string }>,
   empty: string,
 ): Tool<ExcelState, any> {
   return tool({
@@ -256,7 +258,7 @@ function codeTool(
       await flush(state);
       const file = await ownFile(state);
       invalidateSnapshot(state);
-      const { output } = await run(file, state.ws!.dir, args.code);
+      const { output } = await run(file, state.ws!.dir, args.code, state.endsAt);
       state.wb = undefined; // reload the rewritten file on next use
       state.dirty = false;
       state.stale = true;
@@ -275,7 +277,7 @@ function runCodeTool(cfg: ToolConfig): Tool<ExcelState, any> {
       "{formula: 'SUM(A1:A3)'} for formulas). Changes are saved when the code finishes. console.log output is returned. " +
       "No filesystem, network or subprocesses; time and memory are limited.",
     cfg.runCode.timeoutMs ?? 10_000,
-    (file, dir, code) => runCode(file, dir, code, { ...cfg.runCode, deferSave: true }),
+    (file, dir, code, endsAt) => runCode(file, dir, code, { ...cfg.runCode, deferSave: true, endsAt }),
     "(no output; the workbook was saved)",
   );
 }
@@ -290,7 +292,7 @@ function runPythonTool(cfg: ToolConfig): Tool<ExcelState, any> {
       "Only the standard library and openpyxl are available; no network and no files outside /work; " +
       "time, memory and disk are limited.",
     cfg.runPython?.timeoutMs ?? 10_000,
-    (file, dir, code) => runPython(file, dir, code, cfg.runPython),
+    (file, dir, code, endsAt) => runPython(file, dir, code, { ...cfg.runPython, endsAt }),
     "(no output)",
   );
 }

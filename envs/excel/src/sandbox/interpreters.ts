@@ -39,6 +39,11 @@ export interface LifeOptions {
   lifetimeMs?: number;
   /** Live interpreters at most in this process (default 512). */
   maxLive?: number;
+  /**
+   * When the rollout's deadline passes (a `performance.now()` time): its interpreter is killed then, busy or not,
+   * and a call after it is refused. An interpreter lives at most as long as its rollout.
+   */
+  endsAt?: number;
 }
 
 export interface ExecRequest extends LifeOptions {
@@ -81,7 +86,12 @@ interface Session {
   synced?: Stamp;
   /** The interpreter holds workbook changes the host file lacks (run_code, deferred save). */
   unsaved: boolean;
+  /** Kills the interpreter at its rollout's deadline. */
+  deadline?: NodeJS.Timeout;
 }
+
+/** Why an interpreter was stopped at its rollout's deadline (what the model reads). */
+export const DEADLINE_NOTE = "the episode's deadline passed (an interpreter lives at most as long as its rollout)";
 
 const sessions = new Map<string, Session>();
 /** Why a session's interpreter went away, told on its next call. */
@@ -232,6 +242,7 @@ const keyOf = (language: string, dir: string) => `${language}\0${dir}`;
 
 function endSession(s: Session, note?: string): void {
   if (sessions.get(s.key) === s) sessions.delete(s.key);
+  if (s.deadline) clearTimeout(s.deadline);
   s.jail.kill();
   if (note) notes.set(s.key, note);
   else notes.delete(s.key);
@@ -268,6 +279,7 @@ async function sessionFor(req: ExecRequest, key: string): Promise<Session> {
     s = undefined;
   }
   if (s) return s;
+  if (req.endsAt !== undefined && performance.now() >= req.endsAt) throw new JailGone("killed", DEADLINE_NOTE);
   evictFor(req.maxLive ?? 512);
   const jail = await poolFor(req.spec, req.warmPool ?? 2).take();
   const now = performance.now();
@@ -281,6 +293,19 @@ async function sessionFor(req: ExecRequest, key: string): Promise<Session> {
     idleMs: req.idleMs ?? 10 * 60_000,
     unsaved: false,
   };
+  if (req.endsAt !== undefined) {
+    const session = s;
+    session.deadline = setTimeout(
+      () => {
+        // busy or not: a running call gets JailGone("killed") and the model reads why
+        if (sessions.get(key) === session) sessions.delete(key);
+        session.jail.kill(new JailGone("killed", DEADLINE_NOTE));
+        notes.set(key, DEADLINE_NOTE);
+      },
+      Math.max(0, req.endsAt - performance.now()),
+    );
+    session.deadline.unref();
+  }
   sessions.set(key, s);
   sweeper ??= setInterval(sweep, 2000).unref();
   return s;

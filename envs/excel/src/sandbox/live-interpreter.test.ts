@@ -83,6 +83,35 @@ describe.skipIf(!py.ok)("a live interpreter per rollout", () => {
     expect((await runPython(victim.file, victim.dir, "print(v)")).output).toBe("still here\n");
   }, 60_000);
 
+  it("an interpreter lives at most as long as its rollout's deadline: killed busy at it, refused after it", async () => {
+    const { dir, file } = sandbox();
+    const victim = sandbox();
+    await runPython(victim.file, victim.dir, "v = 'still here'");
+    // the call's own limit is far away: only the deadline can end it (whenever the interpreter started)
+    const endsAt = performance.now() + 1500;
+    await expect(runPython(file, dir, "x = 1\nwhile True: pass", { timeoutMs: 300_000, endsAt })).rejects.toThrow(
+      /the episode's deadline passed \(an interpreter lives at most as long as its rollout\)/,
+    );
+    const pids = interpreterStats().pids;
+    await expect(runPython(file, dir, "print(x)", { endsAt })).rejects.toThrow(/deadline passed/);
+    expect(interpreterStats().pids).toEqual(pids); // refused without starting one
+    expect((await runPython(victim.file, victim.dir, "print(v)")).output).toBe("still here\n");
+  }, 120_000);
+
+  it("through the env: a code call after the episode's deadline is a readable tool error", async () => {
+    const env = createExcelEnv({ tools: "python", episodeDeadlineMs: 1 });
+    try {
+      const [task] = (await env.loadTasks!()).filter((t) => t.id === "101");
+      await env.init("late", task!);
+      await new Promise((r) => setTimeout(r, 5));
+      const r = await env.runTool("late", { name: "run_python", arguments: { code: "print(1)" } });
+      expect(r.isError).toBe(true);
+      expect(text(r)).toMatch(/run_python failed: the episode's deadline passed/);
+    } finally {
+      await env.close();
+    }
+  }, 60_000);
+
   it("a clean environment: only the variables the jail sets, no PWD, OLDPWD or host variable", async () => {
     const { dir, file } = sandbox();
     const r = await runPython(file, dir, "import os, json\nprint(json.dumps(sorted(os.environ)), os.getcwd())");
