@@ -13,6 +13,7 @@ export {
   runIdentityOf,
   runMismatches,
 } from "./compare-runs.js";
+export { FEED_PATH, type FeedSource, feedUrl, followFeed } from "./feed-source.js";
 export { escapeHtml, scriptJson } from "./html-escape.js";
 export { type LatestRollout, LiveSeries, type LiveSnapshot, MAX_POINTS } from "./live-series.js";
 export { forEachJsonLine, type LoadedRun, type LoadRunOptions, loadRun, rolloutIdOf } from "./load-run.js";
@@ -36,5 +37,5 @@ export {
 export { toolCallNames } from "./tool-calls.js";
 export { type Transcript, TranscriptStore, transcriptOf } from "./transcripts.js";
 export { renderWatchPage } from "./watch-page.js";
-export { startWatch, type WatchOptions, type WatchServer } from "./watch-server.js";
+export { isServerUrl, startWatch, type WatchOptions, type WatchServer } from "./watch-server.js";
 export { type WriteReportOptions, type WrittenReport, writeReport, writeReportFiles } from "./write-report.js";

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import { type RolloutResult, UsageError } from "@benchmax/core";
 import { chartJsSource } from "./chart-library.js";
+import { type FeedSource, feedUrl, followFeed } from "./feed-source.js";
 import { listenLoopback } from "./listen-loopback.js";
 import { LiveSeries } from "./live-series.js";
 import { renderWatchPage } from "./watch-page.js";
@@ -18,6 +19,8 @@ export interface WatchOptions {
   pollMs?: number;
   /** Pass threshold for the pass-rate curve (default 1). */
   passThreshold?: number;
+  /** Watching a recording server's URL: its token (else the URL's password, `http://benchmax:TOKEN@host`). */
+  serverToken?: string;
 }
 
 export interface WatchServer {
@@ -94,16 +97,26 @@ class Tail {
   }
 }
 
+/** Whether `source` names a recording server (`http(s)://…`) rather than a run dir. */
+export function isServerUrl(source: string): boolean {
+  return /^https?:\/\//i.test(source);
+}
+
 /**
- * `benchmax watch DIR`: a live dashboard of a run dir on loopback (127.0.0.1 only), behind a token. The page carries
- * the first snapshot inline; `/events` (SSE) pushes a new one whenever rollouts arrive (polled every `pollMs`).
+ * `benchmax watch DIR | URL`: a live dashboard on loopback (127.0.0.1 only), behind a token, of a run dir (followed
+ * as it grows, polled every `pollMs`) or of a recording server (`serve --record`, followed through its rollout feed
+ * over SSE, resumed after a drop). The page carries the first snapshot inline; `/events` (SSE) pushes a new one
+ * whenever rollouts arrive.
  */
-export async function startWatch(dir: string, options: WatchOptions = {}): Promise<WatchServer> {
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`${dir}: no such run directory`);
+export async function startWatch(source: string, options: WatchOptions = {}): Promise<WatchServer> {
+  const remote = isServerUrl(source);
+  const dir = source;
+  if (!remote && (!existsSync(dir) || !statSync(dir).isDirectory())) {
+    throw new UsageError(`${dir}: no such run directory (or give a recording server's http:// URL)`);
+  }
   const token = options.token ?? randomBytes(16).toString("hex");
   const tokenBytes = Buffer.from(token);
   const series = new LiveSeries(options.passThreshold ?? 1);
-  const tail = new Tail(join(dir, "results.jsonl"), (r) => series.add(r));
   const clients = new Set<ServerResponse>();
   let sentVersion = series.version;
   let closed = false;
@@ -119,7 +132,7 @@ export async function startWatch(dir: string, options: WatchOptions = {}): Promi
   let lastPush = 0;
   let catching = false;
   const catchUp = () => {
-    if (closed) return;
+    if (closed || !tail) return;
     tail.poll(SLICE);
     if (performance.now() - lastPush > 1000) {
       lastPush = performance.now();
@@ -136,9 +149,31 @@ export async function startWatch(dir: string, options: WatchOptions = {}): Promi
     catching = true;
     catchUp();
   };
-  kick();
-  const timer = setInterval(kick, options.pollMs ?? 500);
-  timer.unref();
+  let tail: Tail | undefined;
+  let feed: FeedSource | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  if (remote) {
+    // rollouts arrive as the feed sends them; open pages get one snapshot per `pollMs` at most
+    let scheduled = false;
+    feed = await followFeed(
+      source,
+      (r) => {
+        series.add(r);
+        if (scheduled) return;
+        scheduled = true;
+        setTimeout(() => {
+          scheduled = false;
+          push();
+        }, options.pollMs ?? 250).unref();
+      },
+      { ...(options.serverToken ? { token: options.serverToken } : {}) },
+    );
+  } else {
+    tail = new Tail(join(dir, "results.jsonl"), (r) => series.add(r));
+    kick();
+    timer = setInterval(kick, options.pollMs ?? 500);
+    timer.unref();
+  }
   const heartbeat = setInterval(() => {
     for (const c of clients) c.write(": ping\n\n");
   }, 15_000);
@@ -160,7 +195,12 @@ export async function startWatch(dir: string, options: WatchOptions = {}): Promi
     }
     if (url.pathname === "/") {
       sentVersion = Math.min(sentVersion, series.version);
-      const html = renderWatchPage(`benchmax watch — ${dir}`, series.snapshot(), chartJsSource(), token);
+      const html = renderWatchPage(
+        `benchmax watch — ${remote ? feedUrl(source).host : dir}`,
+        series.snapshot(),
+        chartJsSource(),
+        token,
+      );
       res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" }).end(html);
       return;
     }
@@ -189,6 +229,7 @@ export async function startWatch(dir: string, options: WatchOptions = {}): Promi
     async close() {
       closed = true;
       clearInterval(timer);
+      feed?.close();
       clearInterval(heartbeat);
       for (const c of clients) c.end();
       server.closeAllConnections();

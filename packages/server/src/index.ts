@@ -30,6 +30,7 @@ export { LATENCY_BUCKETS_MS, ServerMetrics } from "./metrics.js";
 export { openApiDocument } from "./openapi.js";
 export { type StepResult, schemaOf, stateOf, stepRollout } from "./openenv.js";
 export { type Phase, PromMetrics } from "./prometheus.js";
+export { feedLine, RECORD_FEED_PATH, RecordFeed, type RecordFeedOptions } from "./record-feed.js";
 export { RolloutRecorder, tagsOf } from "./record.js";
 export { RemoteEnv, type RemoteMetadata } from "./remote-env.js";
 export { type RewardOutcome, type Rollout, RolloutManager } from "./rollouts.js";
