@@ -1,20 +1,18 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Deployment } from "kubernetes-models/apps/v1/Deployment";
-import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
-import { Service } from "kubernetes-models/v1/Service";
 import { describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
-import { z } from "zod";
+import { kubernetesRelease, validateManifest } from "./deploy-k8s-schema.js";
+import { validateSkypilotTask } from "./deploy-skypilot-schema.js";
 
 /**
  * The fleet manifests in deploy/, checked in CI:
- * - Kubernetes objects against the Kubernetes API's OpenAPI schemas, through `kubernetes-models` (its schemas ship
- *   inside the npm package: nothing is downloaded at test time);
- * - the SkyPilot task against a task schema written here from SkyPilot's documented YAML fields
- *   (docs.skypilot.co, "SkyPilot YAML" reference and "Environment Variables and Secrets"): no npm package ships
- *   SkyPilot's own schema, and SkyPilot is a Python package;
+ * - Kubernetes objects strictly (every object closed: an unknown or misspelled field is refused with its path)
+ *   against schemas generated from the Kubernetes release-1.36 OpenAPI models that ship in `@kubernetes/client-node`
+ *   (deploy-k8s-schema.ts; nothing is downloaded at test time);
+ * - the SkyPilot task against a closed task schema written here from SkyPilot's own validator, `sky/utils/schemas.py`
+ *   and `sky/task.py` in its Python package (deploy-skypilot-schema.ts names the commits read);
  * - the security properties the issue asks for: a required token, non-root, read-only root filesystem, a
  *   NetworkPolicy admitting only the trainer, pinned image versions, and the rollout API the SkyRL shim uses.
  */
@@ -22,72 +20,60 @@ const deploy = fileURLToPath(new URL("../../../deploy/", import.meta.url));
 const read = (p: string) => readFileSync(join(deploy, p), "utf8");
 const docsOf = (p: string) => parseAllDocuments(read(p)).map((d) => d.toJS());
 
-const MODELS: Record<string, new (o: never) => { validate(): void }> = {
-  Deployment: Deployment as never,
-  Service: Service as never,
-  NetworkPolicy: NetworkPolicy as never,
-};
+describe("strict Kubernetes schemas (release-1.36)", () => {
+  const dep = docsOf("k8s/deployment.yaml")[0];
 
-/** SkyPilot task fields (reference/yaml-spec): unknown top-level or resources keys are refused. */
-const resources = z
-  .object({
-    infra: z.string(),
-    cloud: z.string(),
-    region: z.string(),
-    zone: z.string(),
-    accelerators: z.union([z.string(), z.record(z.string(), z.number()), z.array(z.string())]),
-    accelerator_args: z.record(z.string(), z.unknown()),
-    cpus: z.union([z.string().regex(/^\d+(\.\d+)?\+?$/), z.number()]),
-    memory: z.union([z.string().regex(/^\d+(\.\d+)?(x|\+)?$/), z.number()]),
-    instance_type: z.string(),
-    use_spot: z.boolean(),
-    disk_size: z.number().int().positive(),
-    disk_tier: z.enum(["low", "medium", "high", "ultra", "best"]),
-    network_tier: z.enum(["standard", "best"]),
-    image_id: z.union([z.string(), z.record(z.string(), z.string())]),
-    ports: z.union([z.number().int(), z.string(), z.array(z.union([z.number().int(), z.string()]))]),
-    labels: z.record(z.string(), z.string()),
-    autostop: z.union([z.boolean(), z.number(), z.string(), z.record(z.string(), z.unknown())]),
-    job_recovery: z.union([z.string(), z.record(z.string(), z.unknown())]),
-    any_of: z.array(z.record(z.string(), z.unknown())),
-    ordered: z.array(z.record(z.string(), z.unknown())),
-  })
-  .partial()
-  .strict();
-const envValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
-const skypilotTask = z
-  .object({
-    name: z.string().regex(/^[a-z]([-a-z0-9]*[a-z0-9])?$/),
-    workdir: z.string(),
-    num_nodes: z.number().int().positive(),
-    resources,
-    envs: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), envValue),
-    secrets: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), envValue),
-    file_mounts: z.record(z.string(), z.unknown()),
-    volumes: z.record(z.string(), z.unknown()),
-    setup: z.string(),
-    run: z.string(),
-    config: z.record(z.string(), z.unknown()),
-    service: z.record(z.string(), z.unknown()),
-  })
-  .partial()
-  .strict();
+  it("come from the Kubernetes 1.36 OpenAPI", () => {
+    expect(kubernetesRelease()).toBe("release-1.36");
+  });
+
+  it("refuse an unknown field and a misspelled one, naming the path", async () => {
+    const bogus = structuredClone(dep);
+    bogus.spec.bogusField = true;
+    expect(await validateManifest(bogus)).toEqual(["Deployment/benchmax-env-servers /spec/bogusField: unknown field"]);
+
+    const typo = structuredClone(dep);
+    const sc = typo.spec.template.spec.containers[1].securityContext;
+    sc.readOnlyRootFS = sc.readOnlyRootFilesystem;
+    delete sc.readOnlyRootFilesystem;
+    expect(await validateManifest(typo)).toEqual([
+      "Deployment/benchmax-env-servers /spec/template/spec/containers/1/securityContext/readOnlyRootFS: unknown field",
+    ]);
+  });
+
+  it("refuse wrong types, a missing required field, a wrong apiVersion and an unknown kind", async () => {
+    const bad = structuredClone(dep);
+    bad.spec.template.spec.containers[0].ports[0].containerPort = "eight thousand";
+    delete bad.spec.selector;
+    bad.metadata.labels = { ok: 1 };
+    expect((await validateManifest(bad)).sort()).toEqual([
+      "Deployment/benchmax-env-servers /metadata/labels/ok: must be string",
+      "Deployment/benchmax-env-servers /spec/template/spec/containers/0/ports/0/containerPort: must be integer",
+      "Deployment/benchmax-env-servers /spec: must have required property 'selector'",
+    ]);
+    expect(await validateManifest({ ...dep, apiVersion: "extensions/v1beta1" })).toEqual([
+      'Deployment/benchmax-env-servers /apiVersion: Deployment is apps/v1, got "extensions/v1beta1"',
+    ]);
+    expect((await validateManifest({ ...dep, kind: "Deploymnet" }))[0]).toMatch(/"Deploymnet" is not a kind/);
+    // release-1.36 models: the pod's schedulingGroup is known; workloadRef, which their PodSpec lacks, is refused
+    const newer = structuredClone(dep);
+    newer.spec.template.spec.schedulingGroup = { podGroupName: "g" };
+    expect(await validateManifest(newer)).toEqual([]);
+    newer.spec.template.spec.workloadRef = { name: "w" };
+    expect(await validateManifest(newer)).toEqual([
+      "Deployment/benchmax-env-servers /spec/template/spec/workloadRef: unknown field",
+    ]);
+  });
+});
 
 describe("deploy/k8s", () => {
   const objects = ["deployment.yaml", "service.yaml", "networkpolicy.yaml"].flatMap((f) => docsOf(`k8s/${f}`));
   const dep = objects.find((o) => o.kind === "Deployment");
   const pod = dep.spec.template.spec;
 
-  it("every object validates against the Kubernetes API schemas", () => {
+  it("every object validates strictly against the Kubernetes 1.36 schemas", async () => {
     expect(objects.map((o) => o.kind).sort()).toEqual(["Deployment", "NetworkPolicy", "Service"]);
-    for (const o of objects) {
-      const Model = MODELS[o.kind]!;
-      expect(() => new Model(o as never).validate(), `${o.kind}/${o.metadata.name}`).not.toThrow();
-    }
-    // the validator does catch a broken manifest
-    const broken = structuredClone(dep);
-    broken.spec.template.spec.containers[0].ports[0].containerPort = "eight thousand";
-    expect(() => new Deployment(broken).validate()).toThrow(/containerPort/);
+    for (const o of objects) expect(await validateManifest(o), `${o.kind}/${o.metadata.name}`).toEqual([]);
   });
 
   it("every container needs the token from the Secret, runs non-root on a read-only root filesystem", () => {
@@ -168,10 +154,17 @@ describe("deploy/docker", () => {
 describe("deploy/skypilot", () => {
   const task = parse(read("skypilot/env-servers.yaml"));
 
-  it("validates against the SkyPilot task schema (documented fields only)", () => {
-    expect(skypilotTask.safeParse(task).error?.issues ?? []).toEqual([]);
-    expect(skypilotTask.safeParse({ ...task, nodes: 2 }).success).toBe(false);
-    expect(skypilotTask.safeParse({ ...task, resources: { ...task.resources, gpu: 1 } }).success).toBe(false);
+  it("validates against the closed SkyPilot task schema; unknown or misspelled fields are refused by path", () => {
+    expect(validateSkypilotTask(task)).toEqual([]);
+    expect(validateSkypilotTask({ ...task, nodes: 2 })).toEqual(["/nodes: unknown field"]);
+    expect(validateSkypilotTask({ ...task, resources: { ...task.resources, gpu: 1 } })).toEqual([
+      "/resources/gpu: unknown field",
+    ]);
+    expect(validateSkypilotTask({ ...task, secret: { BENCHMAX_TOKEN: null } })).toEqual(["/secret: unknown field"]);
+    expect(validateSkypilotTask({ ...task, num_nodes: "2" })).toEqual(["/num_nodes: must be integer"]);
+    expect(validateSkypilotTask({ ...task, envs: { ...task.envs, "BAD-NAME": "x" } })).toEqual([
+      "/envs/BAD-NAME: unknown field",
+    ]);
   });
 
   it("requires the token as a SkyPilot secret, runs the pinned image, serves the rollout API too", () => {
