@@ -434,6 +434,7 @@ export class Episode<T extends Task = Task> {
       }
     }
     this.r.toolCalls++;
+    const t0 = performance.now();
     const p = Promise.resolve(this.env.runTool(this.rolloutId, { id, name, arguments: call.arguments }));
     // the limit is armed here rather than through withTimeout: one promise less per tool call
     return new Promise<boolean>((resolve, reject) => {
@@ -451,6 +452,7 @@ export class Episode<T extends Task = Task> {
           if (settled) return;
           settled = true;
           if (limit) stopLimit(limit);
+          this.timeTool(name, t0);
           this.observe(id, name, res, observations, tools);
           resolve(true);
         },
@@ -488,6 +490,14 @@ export class Episode<T extends Task = Task> {
     tools?.push({ id, name, result: res });
   }
 
+  /** A returned tool call's latency under its tool's name (`toolLatencyMs`; past 32 names, under "other"). */
+  private timeTool(name: string | undefined, t0: number): void {
+    const lat = (this.r.toolLatencyMs ??= Object.create(null) as Record<string, number[]>);
+    let key = name || "unknown";
+    if (!Object.hasOwn(lat, key) && Object.keys(lat).length >= 32) key = "other";
+    (lat[key] ??= []).push(Math.round((performance.now() - t0) * 100) / 100);
+  }
+
   /** `env.runTool` under the tool time limit and the episode's deadline, whichever comes first. */
   private runTool(call: ParsedToolCall): Promise<ToolResult> {
     const toolMs = this.toolTimeoutMs;
@@ -515,7 +525,9 @@ export class Episode<T extends Task = Task> {
     }
     const id = call.id ?? `call_${this.r.turns}_${this.r.toolCalls}`;
     try {
+      const t0 = performance.now();
       const res = await this.runTool({ id, name: call.name, arguments: call.arguments ?? {} });
+      this.timeTool(call.name, t0);
       if (res.isError) this.r.toolErrors++;
       return res;
     } catch (e) {

@@ -144,6 +144,8 @@ export const RolloutResultSchema = z.object({
   explain: RewardExplanationSchema.optional(),
   /** The trainer step the client sent (recorded served rollouts). */
   trainerStep: z.number().optional(),
+  /** Milliseconds each returned tool call took, by tool name (the dashboard's per-tool latency). */
+  toolLatencyMs: z.record(z.string(), z.array(z.number())).optional(),
   /** Token ids (and logprobs) per assistant turn, when the endpoint returned them. */
   tokens: z.array(TurnTokensSchema).optional(),
   /**
