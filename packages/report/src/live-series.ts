@@ -3,6 +3,32 @@ import { isScored, type RolloutResult, textOf } from "@benchmax/core";
 /** Most points a series keeps; past it neighbouring buckets merge (the bucket width doubles). */
 export const MAX_POINTS = 400;
 const EPS = 1e-9;
+/** Most tool names drawn; calls of further tools count under "other". */
+export const MAX_TOOLS = 12;
+
+/**
+ * Tool-call latency bins: bin i holds [0.01 ms · 1.25^i, 0.01 ms · 1.25^(i+1)), the last one everything above
+ * ~9.5 min. A quantile read off them is within 12 % of the true value; bins merge by addition (coarsening).
+ */
+const LAT_BINS = 90;
+const LAT_MIN_MS = 0.01;
+const LAT_LOG = Math.log(1.25);
+const latBin = (ms: number) =>
+  ms <= LAT_MIN_MS ? 0 : Math.min(LAT_BINS - 1, Math.floor(Math.log(ms / LAT_MIN_MS) / LAT_LOG));
+
+/** The q-quantile of a latency histogram: the geometric middle of the bin it falls in (null when empty). */
+export function latencyQuantile(bins: Uint32Array, q: number): number | null {
+  let n = 0;
+  for (const c of bins) n += c;
+  if (n === 0) return null;
+  const rank = Math.max(1, Math.ceil(q * n));
+  let seen = 0;
+  for (let i = 0; i < bins.length; i++) {
+    seen += bins[i]!;
+    if (seen >= rank) return i === 0 ? LAT_MIN_MS : LAT_MIN_MS * 1.25 ** (i + 0.5);
+  }
+  return null;
+}
 
 interface Bucket {
   n: number;
@@ -14,6 +40,8 @@ interface Bucket {
   chars: number;
   toolCalls: number;
   components: Record<string, number>;
+  /** tool name → latency histogram of its calls in this bucket. */
+  latency: Map<string, Uint32Array>;
   /** group id → [min, max, n] of its scored rewards inside this bucket. */
   groups: Map<string, [number, number, number]>;
 }
@@ -28,6 +56,7 @@ const newBucket = (): Bucket => ({
   chars: 0,
   toolCalls: 0,
   components: {},
+  latency: new Map(),
   groups: new Map(),
 });
 
@@ -43,6 +72,11 @@ function merge(a: Bucket, b: Bucket): Bucket {
     out.chars += x.chars;
     out.toolCalls += x.toolCalls;
     for (const [k, v] of Object.entries(x.components)) out.components[k] = (out.components[k] ?? 0) + v;
+    for (const [t, h] of x.latency) {
+      const cur = out.latency.get(t);
+      if (!cur) out.latency.set(t, h.slice());
+      else for (let i = 0; i < LAT_BINS; i++) cur[i]! += h[i]!;
+    }
     for (const [g, [lo, hi, n]] of x.groups) {
       const cur = out.groups.get(g);
       out.groups.set(g, cur ? [Math.min(cur[0], lo), Math.max(cur[1], hi), cur[2] + n] : [lo, hi, n]);
@@ -80,6 +114,8 @@ export interface LiveSnapshot {
   zeroVarianceShare: (number | null)[];
   responseChars: (number | null)[];
   toolCalls: number[];
+  /** Per tool: p50 and p95 of its calls' latency (ms) in each bucket, from the results' `toolLatencyMs`. */
+  toolLatency: Record<string, { p50: (number | null)[]; p95: (number | null)[] }>;
   components: Record<string, (number | null)[]>;
   total: number;
   latest: LatestRollout[];
@@ -107,6 +143,7 @@ export class LiveSeries {
   private axis: "step" | "rollout" | undefined;
   private count = 0;
   private latest: LatestRollout[] = [];
+  private readonly tools = new Set<string>();
   version = 0;
 
   constructor(
@@ -129,6 +166,19 @@ export class LiveSeries {
     b.n++;
     b.chars += charsOf(r);
     b.toolCalls += r.toolCalls ?? 0;
+    if (r.toolLatencyMs && typeof r.toolLatencyMs === "object") {
+      for (const [name, times] of Object.entries(r.toolLatencyMs)) {
+        if (!Array.isArray(times)) continue;
+        let tool = name;
+        if (!this.tools.has(tool)) {
+          if (this.tools.size < MAX_TOOLS) this.tools.add(tool);
+          else tool = "other";
+        }
+        let h = b.latency.get(tool);
+        if (!h) b.latency.set(tool, (h = new Uint32Array(LAT_BINS)));
+        for (const ms of times) if (typeof ms === "number" && ms >= 0) h[latBin(ms)]!++;
+      }
+    }
     if (r.outcome === "env_error" || r.outcome === "infra_error") b.errors++;
     if (r.outcome === "truncated") b.truncated++;
     if (isScored(r)) {
@@ -196,6 +246,15 @@ export class LiveSeries {
       }),
       responseChars: bs.map((b) => ratio(b.chars, b.n)),
       toolCalls: bs.map((b) => b.toolCalls / b.n),
+      toolLatency: Object.fromEntries(
+        [...new Set(bs.flatMap((b) => [...b.latency.keys()]))].sort().map((t) => [
+          t,
+          {
+            p50: bs.map((b) => (b.latency.has(t) ? latencyQuantile(b.latency.get(t)!, 0.5) : null)),
+            p95: bs.map((b) => (b.latency.has(t) ? latencyQuantile(b.latency.get(t)!, 0.95) : null)),
+          },
+        ]),
+      ),
       components: Object.fromEntries(
         [...names].sort().map((k) => [k, bs.map((b) => (b.scored ? (b.components[k] ?? 0) / b.scored : null))]),
       ),

@@ -21,7 +21,7 @@ const WATCH_SCRIPT = String.raw`
   function num(x) { return typeof x === "number" && isFinite(x) ? (Number.isInteger(x) ? String(x) : x.toFixed(3)) : "—"; }
   function line(id, sets, yMax) {
     var labels = snap.x.map(String);
-    var datasets = sets.map(function (s, i) { return { label: s[0], data: s[1], borderColor: hues[i % hues.length], backgroundColor: hues[i % hues.length], spanGaps: true, pointRadius: snap.x.length > 60 ? 0 : 2 }; });
+    var datasets = sets.map(function (s, i) { var c = hues[(s[2] === undefined ? i : s[2]) % hues.length]; return { label: s[0], data: s[1], borderColor: c, backgroundColor: c, borderDash: s[3] ? [6, 4] : [], spanGaps: true, pointRadius: snap.x.length > 60 ? 0 : 2 }; });
     if (charts[id]) { charts[id].data.labels = labels; charts[id].data.datasets = datasets; charts[id].update("none"); return; }
     var opts = { scales: { x: { title: { display: true, text: snap.axis === "step" ? "trainer step" : "rollout" } }, y: { beginAtZero: true } } };
     if (yMax) opts.scales.y.suggestedMax = yMax;
@@ -35,6 +35,12 @@ const WATCH_SCRIPT = String.raw`
     line("chart-zero-variance", [["zero-variance group share", snap.zeroVarianceShare]], 1);
     line("chart-length", [["response characters (mean)", snap.responseChars]]);
     line("chart-tools", [["tool calls per rollout", snap.toolCalls]]);
+    var latSets = [];
+    Object.keys(snap.toolLatency || {}).forEach(function (t, i) {
+      latSets.push([t + " p50", snap.toolLatency[t].p50, i, false]);
+      latSets.push([t + " p95", snap.toolLatency[t].p95, i, true]);
+    });
+    line("chart-tool-latency", latSets);
     document.getElementById("total").textContent = String(snap.total);
     document.getElementById("width").textContent = snap.width > 1 ? "each point: " + snap.width + " " + (snap.axis === "step" ? "steps" : "rollouts") : "";
     var tb = document.getElementById("latest-body");
@@ -117,6 +123,7 @@ ${panel("chart-outcomes", "Error and truncation rates")}
 ${panel("chart-zero-variance", "Share of groups with zero reward variance")}
 ${panel("chart-length", "Response length")}
 ${panel("chart-tools", "Tool calls per rollout")}
+${panel("chart-tool-latency", "Tool latency by tool, ms (p50 solid, p95 dashed)")}
 </div>
 <div class="master">
   <div class="panel"><h3>Latest rollouts</h3><table><thead><tr><th>step</th><th>rollout</th><th>task</th><th>outcome</th><th>reward</th><th>turns</th><th>tools</th></tr></thead><tbody id="latest-body"></tbody></table></div>
