@@ -1,0 +1,109 @@
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ErrorCode, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+
+/** A JSON-RPC 2.0 answer as it goes on the wire (a result or an error). */
+export interface McpAnswer {
+  jsonrpc: "2.0";
+  id: RequestId | null;
+  result?: unknown;
+  error?: { code: number; message: string; data?: unknown };
+}
+
+interface Pending<C> {
+  id: RequestId;
+  context: C;
+  resolve(answer: McpAnswer): void;
+}
+
+/**
+ * The request/answer transport under an MCP SDK `Server` for one-message-one-answer wires: OpenEnv's `POST /mcp`
+ * (no MCP session: any client, any order) and its WebSocket `{"type": "mcp"}` message. One `Server` serves every
+ * caller: each request gets an id of the exchange's own on the way in (two callers may both send `id: 1`) and its
+ * own id back on the way out, and a context (the caller's rollout, its address) the handlers read with `contextOf`.
+ *
+ * The SDK `Server` does the protocol (dispatch, method-not-found, parameter checks, initialize); only a message
+ * that is not JSON-RPC at all is answered here, with the SDK's own error code.
+ */
+export class McpExchange<C> implements Transport {
+  onmessage?: Transport["onmessage"];
+  onclose?: () => void;
+  onerror?: (e: Error) => void;
+  private seq = 0;
+  private readonly pending = new Map<number, Pending<C>>();
+  private readonly contexts = new Map<number, C>();
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    for (const [inner, p] of this.pending) {
+      this.pending.delete(inner);
+      p.resolve(errorAnswer(p.id, ErrorCode.ConnectionClosed, "server closed"));
+    }
+    this.onclose?.();
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    const m = message as { id?: unknown };
+    if (typeof m.id !== "number") return; // the server's own notifications and requests have no one to go to here
+    const p = this.pending.get(m.id);
+    if (!p) return;
+    this.pending.delete(m.id);
+    this.contexts.delete(m.id);
+    p.resolve({ ...(message as McpAnswer), id: p.id });
+  }
+
+  /** The context the request the SDK handles now came with (`extra.requestId` in a handler). */
+  contextOf(requestId: RequestId): C | undefined {
+    return typeof requestId === "number" ? this.contexts.get(requestId) : undefined;
+  }
+
+  /**
+   * Hand one message to the server: the answer to a request, `undefined` for a notification (or a stray response).
+   * A message that is not a JSON-RPC 2.0 request or notification is answered `-32600 Invalid Request`.
+   */
+  handle(msg: unknown, context: C): Promise<McpAnswer | undefined> {
+    const bad = invalid(msg);
+    if (bad) return Promise.resolve(errorAnswer(idOf(msg), ErrorCode.InvalidRequest, `Invalid Request: ${bad}`));
+    const m = msg as { id?: RequestId; method?: string; result?: unknown; error?: unknown };
+    if (m.method === undefined) return Promise.resolve(undefined); // a response: this server asks nothing
+    if (m.id === undefined) {
+      this.onmessage?.(msg as JSONRPCMessage);
+      return Promise.resolve(undefined);
+    }
+    const inner = ++this.seq;
+    if (this.seq >= Number.MAX_SAFE_INTEGER) this.seq = 0;
+    this.contexts.set(inner, context);
+    return new Promise<McpAnswer>((resolve) => {
+      this.pending.set(inner, { id: m.id!, context, resolve });
+      this.onmessage?.({ ...(msg as JSONRPCMessage), id: inner } as JSONRPCMessage);
+    });
+  }
+}
+
+function idOf(msg: unknown): RequestId | null {
+  const id = (msg as { id?: unknown } | null)?.id;
+  return typeof id === "string" || typeof id === "number" ? id : null;
+}
+
+/** Why `msg` is not a JSON-RPC 2.0 request, notification or response (undefined when it is one). */
+function invalid(msg: unknown): string | undefined {
+  if (!msg || typeof msg !== "object" || Array.isArray(msg)) return "a JSON-RPC 2.0 message must be an object";
+  const m = msg as { jsonrpc?: unknown; method?: unknown; id?: unknown; params?: unknown };
+  if (m.jsonrpc !== "2.0") return `"jsonrpc" must be "2.0"`;
+  if (m.id !== undefined && typeof m.id !== "string" && typeof m.id !== "number") {
+    return `"id" must be a string or a number`;
+  }
+  if (m.method === undefined) {
+    return "result" in m || "error" in m ? undefined : `"method" must be a string`;
+  }
+  if (typeof m.method !== "string" || !m.method) return `"method" must be a string`;
+  if (m.params !== undefined && (typeof m.params !== "object" || m.params === null || Array.isArray(m.params))) {
+    return `"params" must be an object`;
+  }
+  return undefined;
+}
+
+/** A JSON-RPC error answer with one of the SDK's error codes. */
+export function errorAnswer(id: RequestId | null, code: number, message: string): McpAnswer {
+  return { jsonrpc: "2.0", id, error: { code, message } };
+}

@@ -1,0 +1,122 @@
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { type RolloutService, RolloutServiceError, type ServedRollout } from "../service/index.js";
+import { errorAnswer, type McpAnswer, McpExchange } from "./mcp-exchange.js";
+import { createMcpServer, type McpScope } from "./mcp-server.js";
+
+/** Who sends a sessionless MCP message, and the session it comes on, if any. */
+export interface McpCaller {
+  /** The caller's remote address: rollouts it creates count against its share (per-client admission). */
+  client?: string;
+  /** The WebSocket session's rollout, if any (`/ws` `{"type": "mcp"}`); `POST /mcp` has none. */
+  session?(): ServedRollout | undefined;
+  /** Start the WebSocket session's episode (the next task) when a tool is called before any reset. */
+  startSession?(): Promise<ServedRollout>;
+}
+
+/** OpenEnv's session id: `<episode id>.<rollout token>`, so holding one is holding the rollout's capability. */
+export function sessionIdOf(r: ServedRollout): string {
+  return `${r.id}.${r.token}`;
+}
+
+/**
+ * MCP without an MCP session, as OpenEnv speaks it: `POST /mcp` (one JSON-RPC message or a batch; errors with status
+ * 200, as OpenEnv's server answers them) and the WebSocket `{"type": "mcp", "data": <request>}` message
+ * (src/openenv/core/env_server/http_server.py, mcp_types.py). One MCP SDK `Server` answers them all, over an
+ * `McpExchange`; each message carries its own scope:
+ *
+ * - `tools/call` with `session_id` (OpenEnv's `openenv/session/create`, how `MCPToolClient` keeps one episode across
+ *   HTTP calls) acts on that rollout; on a WebSocket session, on the session's; else on a throwaway rollout that is
+ *   released after the call and never scored.
+ * - The harness scores a session's episode on the rollout API (`POST /v1/rollouts/<id>/reward`), never here.
+ */
+export class McpJsonRpc {
+  private readonly exchange = new McpExchange<McpScope>();
+  private readonly server: Server;
+  private readonly ready: Promise<void>;
+  readonly maxBatch: number;
+
+  constructor(
+    private readonly service: RolloutService,
+    options: { maxBatch?: number } = {},
+  ) {
+    this.maxBatch = options.maxBatch ?? 64;
+    this.server = createMcpServer({
+      service,
+      scopeOf: (id) => {
+        const scope = this.exchange.contextOf(id);
+        if (!scope) throw new McpError(ErrorCode.InternalError, "request without a caller");
+        return scope;
+      },
+    });
+    this.ready = this.server.connect(this.exchange);
+  }
+
+  /** Answer one message: the answer to a request, `undefined` for a notification. */
+  async handle(msg: unknown, caller: McpCaller = {}): Promise<McpAnswer | undefined> {
+    await this.ready;
+    return this.exchange.handle(msg, this.scope(msg, caller));
+  }
+
+  /**
+   * Answer a `POST /mcp` body (its text): one message, or a batch of at most `maxBatch`. `undefined` when nothing
+   * needs an answer (notifications only: HTTP 202). Malformed JSON is a parse error answer, not an exception.
+   */
+  async handleText(text: string, caller: McpCaller = {}): Promise<McpAnswer | McpAnswer[] | undefined> {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (e) {
+      return errorAnswer(null, ErrorCode.ParseError, `Parse error: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    if (!Array.isArray(parsed)) return this.handle(parsed, caller);
+    if (parsed.length > this.maxBatch) {
+      return errorAnswer(
+        null,
+        ErrorCode.InvalidRequest,
+        `batch of ${parsed.length} messages: at most ${this.maxBatch} per request`,
+      );
+    }
+    const out = (await Promise.all(parsed.map((m) => this.handle(m, caller)))).filter((x) => x !== undefined);
+    return out.length ? out : undefined;
+  }
+
+  async close(): Promise<void> {
+    await this.server.close().catch(() => {});
+  }
+
+  private rolloutOfSession(sessionId: string): ServedRollout {
+    const dot = sessionId.lastIndexOf(".");
+    if (dot <= 0) {
+      throw new RolloutServiceError("forbidden", `Unknown session_id: ${sessionId}`, { reason: "FORBIDDEN" });
+    }
+    return this.service.get(sessionId.slice(0, dot), sessionId.slice(dot + 1));
+  }
+
+  private scope(msg: unknown, caller: McpCaller): McpScope {
+    const params = (msg as { params?: { session_id?: unknown } } | null)?.params;
+    const named = typeof params?.session_id === "string" ? params.session_id : undefined;
+    const service = this.service;
+    return {
+      rollout: async () => {
+        if (named !== undefined) return { rollout: this.rolloutOfSession(named) };
+        const own = caller.session?.() ?? (caller.startSession ? await caller.startSession() : undefined);
+        if (own) return { rollout: own };
+        // like OpenEnv's stateless /mcp: a throwaway episode, never scored
+        return { rollout: await service.create({ client: caller.client, origin: "mcp" }), temporary: true };
+      },
+      createSession: async () => {
+        const own = caller.session?.();
+        if (own) return sessionIdOf(own);
+        return sessionIdOf(await service.create({ client: caller.client, origin: "mcp" }));
+      },
+      closeSession: async (sessionId) => {
+        const r = this.rolloutOfSession(sessionId);
+        if (caller.session?.() === r) {
+          throw new McpError(ErrorCode.InvalidRequest, "Cannot close active WebSocket-managed session via MCP method");
+        }
+        await service.release(r);
+      },
+    };
+  }
+}

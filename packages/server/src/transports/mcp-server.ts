@@ -1,0 +1,183 @@
+import { type Env, errorMessage, type Task, type ToolSpec } from "@benchmax/core";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  type Tool as McpTool,
+  ReadResourceRequestSchema,
+  type RequestId,
+} from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { classify } from "../error-codes.js";
+import type { RolloutService, ServedRollout } from "../service/index.js";
+import { callToolResult } from "../tool-errors.js";
+
+/** The resource holding the session's task prompt and system prompt (never the gold answer). */
+export const TASK_RESOURCE = "benchmax://rollout/task";
+
+/**
+ * What one MCP request acts on. A session scope (stdio, a streamable-HTTP session) is one rollout; OpenEnv's
+ * sessionless `POST /mcp` names one per request (`session_id`) or runs on a throwaway rollout.
+ */
+export interface McpScope {
+  /**
+   * The rollout a request acts on (started on first use). `temporary`: release it after the call (a sessionless
+   * call's throwaway rollout, never scored).
+   */
+  rollout(): Promise<{ rollout: ServedRollout; temporary?: boolean }>;
+  /** OpenEnv's `openenv/session/create`: a session id (the rollout's capability) for later `session_id` params. */
+  createSession?(): Promise<string>;
+  /** OpenEnv's `openenv/session/close`. */
+  closeSession?(sessionId: string): Promise<void>;
+}
+
+export interface McpServerOptions {
+  service: RolloutService;
+  /** The scope of a request: a session's own, or (one server, many callers) the caller's by request id. */
+  scopeOf(requestId: RequestId): McpScope;
+}
+
+/**
+ * The MCP error of a failure, mapped once from the service's codes (`classify`): the caller's fault (bad input,
+ * unknown or forbidden rollout, a scored or finished one) is `-32602` invalid params; an env failure `-32603`
+ * internal error; capacity, limits and infrastructure `-32000`. A tool error the model caused never gets here: it is a
+ * `CallToolResult` with `isError: true`.
+ */
+export function mcpErrorOf(e: unknown): McpError {
+  if (e instanceof McpError) return e;
+  const c = classify(e);
+  if (c.status < 500 && c.status !== 429) return new McpError(ErrorCode.InvalidParams, errorMessage(e));
+  if (c.type === "env_error") return new McpError(ErrorCode.InternalError, errorMessage(e));
+  return new McpError(SERVER_ERROR, errorMessage(e));
+}
+
+/** JSON-RPC's implementation-defined server error (capacity, time limits, infrastructure). */
+const SERVER_ERROR = -32000;
+
+/** OpenEnv's session methods (MCPToolClient's production mode keeps one episode across calls with them). */
+const SessionCreateSchema = z.object({
+  method: z.literal("openenv/session/create"),
+  params: z.looseObject({}).optional(),
+});
+const SessionCloseSchema = z.object({
+  method: z.literal("openenv/session/close"),
+  params: z.looseObject({}).optional(),
+});
+
+export function mcpTools(env: Env): McpTool[] {
+  return env.listTools().map((t: ToolSpec) => ({
+    name: t.name,
+    description: t.description,
+    inputSchema: { type: "object" as const, ...t.parameters },
+  }));
+}
+
+/**
+ * An MCP SDK `Server` for a served env. The model-facing surface is the env's tools, the task resource (prompt and
+ * system prompt, never the gold) and an empty prompt list; nothing scores or picks tasks here (the harness does, on
+ * its own channel). Every tool call goes through the rollout service (`callTool`: its limits, its counters).
+ */
+export function createMcpServer(options: McpServerOptions): Server {
+  const { service } = options;
+  const env = service.env;
+  const server = new Server(
+    { name: `benchmax-${env.name}`, version: "0.1.0" },
+    {
+      capabilities: { tools: { listChanged: false }, resources: {}, prompts: {} },
+      instructions: typeof env.systemPrompt === "string" ? env.systemPrompt : undefined,
+    },
+  );
+  const tools = mcpTools(env);
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+    const scope = options.scopeOf(extra.requestId);
+    let held: { rollout: ServedRollout; temporary?: boolean };
+    try {
+      held = await scope.rollout();
+    } catch (e) {
+      throw mcpErrorOf(e);
+    }
+    try {
+      const out = await service.callTool(held.rollout, {
+        name: req.params.name,
+        arguments: (req.params.arguments ?? {}) as Record<string, unknown>,
+      });
+      // the model's own mistakes (unknown tool, bad arguments, a failing call) are results it can read
+      return callToolResult(out);
+    } catch (e) {
+      // the env's or the infrastructure's failure, or a rollout that is gone or done: not the model's tool result
+      throw mcpErrorOf(e);
+    } finally {
+      if (held.temporary) await service.release(held.rollout).catch(() => {});
+    }
+  });
+  // clients list prompts at start-up (some treat -32601 as a broken server): there are none to give
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: [] }));
+  server.setRequestHandler(GetPromptRequestSchema, async (req) => {
+    throw new McpError(ErrorCode.InvalidParams, `unknown prompt ${req.params.name}: this server has no prompts`);
+  });
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+    resources: [
+      {
+        uri: TASK_RESOURCE,
+        name: "task",
+        description: "This session's task prompt and system prompt",
+        mimeType: "application/json",
+      },
+    ],
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => {
+    if (req.params.uri !== TASK_RESOURCE) {
+      throw new McpError(ErrorCode.InvalidParams, `unknown resource ${req.params.uri}`);
+    }
+    let held: { rollout: ServedRollout; temporary?: boolean };
+    try {
+      held = await options.scopeOf(extra.requestId).rollout();
+    } catch (e) {
+      throw mcpErrorOf(e);
+    }
+    try {
+      const text = JSON.stringify(taskView(service, held.rollout.task));
+      return { contents: [{ uri: TASK_RESOURCE, mimeType: "application/json", text }] };
+    } finally {
+      if (held.temporary) await service.release(held.rollout).catch(() => {});
+    }
+  });
+  server.setRequestHandler(SessionCreateSchema, async (_req, extra) => {
+    const scope = options.scopeOf(extra.requestId);
+    if (!scope.createSession) throw new McpError(ErrorCode.MethodNotFound, "Method not found");
+    try {
+      return { session_id: await scope.createSession() };
+    } catch (e) {
+      throw mcpErrorOf(e);
+    }
+  });
+  server.setRequestHandler(SessionCloseSchema, async (req, extra) => {
+    const scope = options.scopeOf(extra.requestId);
+    if (!scope.closeSession) throw new McpError(ErrorCode.MethodNotFound, "Method not found");
+    const sid = req.params?.session_id;
+    if (typeof sid !== "string" || !sid) {
+      throw new McpError(ErrorCode.InvalidParams, "Invalid params - 'session_id' is required");
+    }
+    try {
+      await scope.closeSession(sid);
+    } catch (e) {
+      throw mcpErrorOf(e);
+    }
+    return { session_id: sid, closed: true };
+  });
+  return server;
+}
+
+/** What the model may see of a task: its id, prompt (or messages) and the system prompt. Never `groundTruth`. */
+export function taskView(
+  service: RolloutService,
+  task: Task,
+): { id: string; systemPrompt: string; prompt?: string; messages?: unknown } {
+  return { id: task.id, systemPrompt: service.systemPrompt(task), prompt: task.prompt, messages: task.messages };
+}
