@@ -1,4 +1,6 @@
-import { readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -102,6 +104,14 @@ describe("deploy/k8s", () => {
       { name: "benchmax-env-server-token", files: ["token=token.txt"], options: { disableNameSuffixHash: true } },
     ]);
     expect(read("k8s/.gitignore")).toMatch(/^token\.txt$/m);
+    // issue 27: `openssl rand -hex 32 > token.txt` put a newline into the Secret; every instruction strips it
+    for (const doc of ["k8s/kustomization.yaml", "README.md"]) {
+      const lines = read(doc)
+        .split("\n")
+        .filter((l) => l.includes("k8s/token.txt") && l.includes("openssl rand"));
+      expect(lines.length, doc).toBeGreaterThan(0);
+      for (const l of lines) expect(l, doc).toMatch(/openssl rand -hex 32 \| tr -d '\\n' > deploy\/k8s\/token\.txt/);
+    }
   });
 
   it("serves the rollout API the SkyRL shim uses and MCP, found through one headless Service", () => {
@@ -129,25 +139,72 @@ describe("deploy/k8s", () => {
 
 describe("deploy/docker", () => {
   const dockerfile = read("docker/Dockerfile");
-  const entry = read("docker/entrypoint.sh");
+  const entrypoint = join(deploy, "docker/entrypoint.sh");
+  /** The Dockerfile's stages: name → its lines. */
+  const stages = new Map<string, string[]>();
+  let current = "";
+  for (const line of dockerfile.split("\n")) {
+    const from = /^FROM \S+ AS (\S+)$/.exec(line);
+    if (from) stages.set((current = from[1]!), []);
+    else if (current && line && !line.startsWith("#")) stages.get(current)!.push(line);
+  }
 
-  it("pins the base, installs this repo's packed tarballs at build time, runs as node unless built for SkyPilot", () => {
-    const from = /^FROM (\S+)/m.exec(dockerfile)![1]!;
+  it("pins the base and installs this repo's packed tarballs at build time (issue 27: not @benchmax/cli from npm)", () => {
+    const from = /^FROM (\S+) AS base$/m.exec(dockerfile)![1]!;
     expect(from).toMatch(/^node:\d+\.\d+\.\d+-[a-z]+-slim$/);
     expect(dockerfile).not.toMatch(/latest/);
-    // issue 27: @benchmax/cli@0.1.0 is not on the registry; the image takes the repo's own packages
     expect(dockerfile).toMatch(/^COPY dist-tarballs\/ /m);
     expect(dockerfile).toMatch(/npm install --omit=dev .*\/opt\/benchmax-tarballs\/\*\.tgz/);
-    expect(dockerfile).not.toMatch(/"@benchmax\/[a-z-]+@/);
-    expect(dockerfile).toMatch(/^ARG BENCHMAX_USER=node$/m);
-    expect(dockerfile).toMatch(/^USER \$\{BENCHMAX_USER\}$/m);
+    expect(dockerfile).not.toMatch(/@benchmax\/[a-z-]+@/);
+    // on the default PATH too: SkyPilot runs the task's commands in SSH sessions without the image's ENV
+    expect(dockerfile).toMatch(/ln -s \/opt\/benchmax\/node_modules\/\.bin\/benchmax \/usr\/local\/bin\/benchmax/);
     expect(dockerfile).toMatch(/^ENTRYPOINT \["\/usr\/local\/bin\/benchmax-entrypoint"\]$/m);
+    // the build context is the tarballs and the entrypoint only
+    expect(
+      read("docker/Dockerfile.dockerignore")
+        .split("\n")
+        .filter((l) => l && !l.startsWith("#")),
+    ).toEqual(["*", "!dist-tarballs/*.tgz", "!deploy/docker/entrypoint.sh"]);
   });
 
-  it("refuses to serve without a token; serves the rollout API by default", () => {
-    expect(entry).toMatch(/if \[ -z "\$\{BENCHMAX_TOKEN:-\}" \]; then[\s\S]*exit 64/);
-    expect(entry).toMatch(/rollout\) exec benchmax serve "\$BENCHMAX_ENV" --host 0\.0\.0\.0/);
-    expect(entry).toMatch(/mcp\) exec benchmax serve "\$BENCHMAX_ENV" --mcp --host 0\.0\.0\.0/);
+  it("default stage: unprivileged node (uid 1000, as deploy/k8s runs it); skypilot stage: root with HOME=/root", () => {
+    expect([...stages.keys()]).toEqual(["base", "skypilot", "server"]); // the last one is what a plain build makes
+    expect(stages.get("server")).toEqual(["USER node", "ENV HOME=/tmp"]);
+    // SkyPilot puts its SSH keys in ~/.ssh: root's own home, where sshd looks, never /tmp
+    expect(stages.get("skypilot")).toEqual(["USER root", "ENV HOME=/root"]);
+    expect(stages.get("base")!.some((l) => /^(USER|ENV HOME)/.test(l))).toBe(false);
+    const pod = docsOf("k8s/deployment.yaml")[0].spec.template.spec;
+    expect(pod.securityContext.runAsUser).toBe(1000); // node's uid in the node images
+    expect(read("README.md")).toMatch(/--target skypilot/);
+  });
+
+  it("entrypoint: valid sh; refuses to serve without a token; serves the rollout API, or MCP with BENCHMAX_MODE=mcp", () => {
+    expect(spawnSync("sh", ["-n", entrypoint]).status).toBe(0);
+    // a stand-in `benchmax` on PATH prints the arguments it was exec'd with
+    const bin = mkdtempSync(join(tmpdir(), "benchmax-entrypoint-"));
+    try {
+      writeFileSync(join(bin, "benchmax"), '#!/bin/sh\necho "benchmax $*"\n', { mode: 0o755 });
+      const run = (env: Record<string, string>) =>
+        spawnSync("sh", [entrypoint, "--log-level", "info"], {
+          encoding: "utf8",
+          env: { PATH: `${bin}:/usr/bin:/bin`, BENCHMAX_ENV: "math", ...env },
+        });
+      const none = run({});
+      expect(none.status).toBe(64);
+      expect(none.stderr).toMatch(/BENCHMAX_TOKEN is required/);
+      expect(none.stdout).toBe("");
+      expect(run({ BENCHMAX_TOKEN: "" }).status).toBe(64);
+      const rollout = run({ BENCHMAX_TOKEN: "t" });
+      expect(rollout.status).toBe(0);
+      expect(rollout.stdout).toBe("benchmax serve math --host 0.0.0.0 --port 8000 --log-level info\n");
+      const mcp = run({ BENCHMAX_TOKEN: "t", BENCHMAX_MODE: "mcp", BENCHMAX_PORT: "8081" });
+      expect(mcp.stdout).toBe("benchmax serve math --mcp --host 0.0.0.0 --port 8081 --log-level info\n");
+      const bad = run({ BENCHMAX_TOKEN: "t", BENCHMAX_MODE: "both" });
+      expect(bad.status).toBe(64);
+      expect(bad.stderr).toMatch(/BENCHMAX_MODE must be rollout or mcp, got both/);
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
   });
 });
 
