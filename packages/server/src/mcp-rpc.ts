@@ -1,7 +1,7 @@
 import { errorMessage } from "@benchmax/core";
 import { rpcCodeOf } from "./error-codes.js";
-import { HttpError } from "./http-error.js";
-import type { Rollout, RolloutManager } from "./rollouts.js";
+import type { RolloutService, ServedRollout } from "./service/rollout-service.js";
+import { RolloutServiceError } from "./service/service-error.js";
 import { callToolResult, frameworkErrorOf, hasTool } from "./tool-errors.js";
 
 /**
@@ -42,25 +42,25 @@ export const rpcError = (id: JsonRpcId, code: number, message: string, data?: un
 });
 
 export interface RpcContext {
-  manager: RolloutManager;
+  service: RolloutService;
   /** The WebSocket session's rollout, if any (`/ws` `{"type": "mcp"}`); `POST /mcp` has none. */
-  session?(): Rollout | undefined;
+  session?(): ServedRollout | undefined;
   /** Start the WebSocket session's episode (the next task) when a tool is called before any reset. */
-  startSession?(): Promise<Rollout>;
+  startSession?(): Promise<ServedRollout>;
   serverName: string;
   instructions?: string;
   /** The caller's remote address: rollouts it creates count against its share (per-client admission). */
   client?: string;
 }
 
-export function sessionIdOf(r: Rollout): string {
+export function sessionIdOf(r: ServedRollout): string {
   return `${r.id}.${r.token}`;
 }
 
-function rolloutOfSession(ctx: RpcContext, sessionId: string): Rollout {
+function rolloutOfSession(ctx: RpcContext, sessionId: string): ServedRollout {
   const dot = sessionId.lastIndexOf(".");
-  if (dot <= 0) throw new HttpError(403, "FORBIDDEN", `Unknown session_id: ${sessionId}`);
-  return ctx.manager.get(sessionId.slice(0, dot), sessionId.slice(dot + 1));
+  if (dot <= 0) throw new RolloutServiceError("forbidden", `Unknown session_id: ${sessionId}`, { reason: "FORBIDDEN" });
+  return ctx.service.get(sessionId.slice(0, dot), sessionId.slice(dot + 1));
 }
 
 /** Answer one JSON-RPC message; `undefined` for a notification. */
@@ -91,7 +91,7 @@ async function dispatch(
   id: JsonRpcId,
 ): Promise<JsonRpcResponse> {
   const ok = (result: unknown): JsonRpcResponse => ({ jsonrpc: "2.0", id, result });
-  const env = ctx.manager.env;
+  const env = ctx.service.env;
   switch (method) {
     case "initialize":
       return ok({
@@ -113,7 +113,7 @@ async function dispatch(
     case "openenv/session/create": {
       const own = ctx.session?.();
       if (own) return ok({ session_id: sessionIdOf(own) });
-      const r = await ctx.manager.create(await ctx.manager.resolveTask({}), { client: ctx.client });
+      const r = await ctx.service.create({ client: ctx.client, origin: "mcp" });
       return ok({ session_id: sessionIdOf(r) });
     }
     case "openenv/session/close": {
@@ -124,7 +124,7 @@ async function dispatch(
       if (ctx.session?.() === r) {
         return rpcError(id, JSONRPC.INVALID_REQUEST, "Cannot close active WebSocket-managed session via MCP method");
       }
-      await ctx.manager.release(r);
+      await ctx.service.release(r);
       return ok({ session_id: params.session_id, closed: true });
     }
     case "tools/call": {
@@ -135,26 +135,23 @@ async function dispatch(
         return rpcError(id, JSONRPC.INVALID_PARAMS, "'arguments' must be an object");
       }
       if (!hasTool(env, name)) return rpcError(id, JSONRPC.INVALID_PARAMS, `Tool not found: ${name}`);
-      let r: Rollout | undefined;
+      let r: ServedRollout | undefined;
       let temporary = false;
       if (typeof params.session_id === "string") r = rolloutOfSession(ctx, params.session_id);
       else r = ctx.session?.() ?? (ctx.startSession ? await ctx.startSession() : undefined);
       if (!r) {
         // like OpenEnv's stateless /mcp: a throwaway episode, never scored
-        r = await ctx.manager.create(await ctx.manager.resolveTask({}), { client: ctx.client });
+        r = await ctx.service.create({ client: ctx.client, origin: "mcp" });
         temporary = true;
       }
       const rollout = r;
       try {
-        const res = await ctx.manager.use(rollout, () =>
-          ctx.manager.callTool(rollout, { name, arguments: args as Record<string, unknown> }),
-        );
-        rollout.steps++;
+        const res = await ctx.service.callTool(rollout, { name, arguments: args as Record<string, unknown> });
         const kind = frameworkErrorOf(res);
         if (kind === "invalid_args") return rpcError(id, JSONRPC.INVALID_PARAMS, callToolResult(res).data as string);
         return ok(callToolResult(res));
       } finally {
-        if (temporary) await ctx.manager.release(rollout).catch(() => {});
+        if (temporary) await ctx.service.release(rollout);
       }
     }
     default:

@@ -1,20 +1,19 @@
-import type { Env, Task } from "@benchmax/core";
+import { buildInitialMessages, type Env, type Task } from "@benchmax/core";
 import { describe, expect, it } from "vitest";
-import { ServerMetrics } from "./metrics.js";
 import { openEnvTools, resetObservationJson } from "./openenv.js";
-import { RolloutManager } from "./rollouts.js";
+import { RolloutService } from "./service/rollout-service.js";
 import { calcEnv } from "./test-env.js";
 
 /** A rollout on `task`, its reset JSON, and the JSON of the observation built as a plain object (the reference). */
-async function both(m: RolloutManager, task: Task) {
-  const r = await m.create(task);
+async function both(m: RolloutService, task: Task) {
+  const r = await m.create({ task });
   const fast = resetObservationJson(m, r);
   const reference = JSON.stringify({
     observation: {
       episode_id: r.id,
       rollout_token: r.token,
       task_id: r.task.id,
-      messages: m.initialMessages(r),
+      messages: buildInitialMessages(m.env, r.task, "hermes"),
       tools: openEnvTools(m.env),
     },
     reward: null,
@@ -26,7 +25,7 @@ async function both(m: RolloutManager, task: Task) {
 
 describe("resetObservationJson", () => {
   it("is the reference reset observation's JSON, the first time and every time after", async () => {
-    const m = new RolloutManager(calcEnv(), new ServerMetrics());
+    const m = new RolloutService(calcEnv());
     const [t1] = await m.tasks();
     const first = await both(m, t1!);
     expect(first.fast).toBe(first.reference);
@@ -41,7 +40,7 @@ describe("resetObservationJson", () => {
 
   it("follows a task prompt or a tool list that changed", async () => {
     const env = calcEnv();
-    const m = new RolloutManager(env, new ServerMetrics());
+    const m = new RolloutService(env);
     const [t1] = await m.tasks();
     await both(m, t1!);
     t1!.prompt = "What is 4 + 4?";
@@ -63,7 +62,7 @@ describe("resetObservationJson", () => {
   });
 
   it("serializes a client's own task (its own system prompt with quotes, newlines and backslashes) the same way", async () => {
-    const m = new RolloutManager(calcEnv(), new ServerMetrics());
+    const m = new RolloutService(calcEnv());
     const body = {
       task: {
         id: "mine",

@@ -1,6 +1,6 @@
-import { type AssistantMessage, type Env, EnvError, type Message, type ToolResult, textOf } from "@benchmax/core";
-import type { Rollout, RolloutManager } from "./rollouts.js";
-import { badRequest, conflict } from "./service/service-error.js";
+import { type AssistantMessage, type Env, type Message, type ToolResult, textOf } from "@benchmax/core";
+import { failureOf, type RolloutService, type ServedRollout } from "./service/rollout-service.js";
+import { badRequest } from "./service/service-error.js";
 import { errorTypeOf, frameworkErrorOf, hasTool, observationResult } from "./tool-errors.js";
 
 /** OpenEnv's step/reset answer. */
@@ -40,7 +40,7 @@ export function openEnvTools(env: Env): OpenEnvTool[] {
 const systemJson = new Map<string, string>();
 
 /** `JSON.stringify(messages)`, with a leading built system message's text serialized once per distinct prompt. */
-function messagesJson(messages: Message[]): string {
+function messagesJson(messages: readonly Message[]): string {
   const first = messages[0];
   if (first?.role !== "system" || typeof first.content !== "string" || Object.keys(first).length !== 2) {
     return JSON.stringify(messages);
@@ -61,11 +61,10 @@ function messagesJson(messages: Message[]): string {
  * is on the hot path: the Hermes system prompt (the long part) and the tool list are serialized once and reused;
  * memory stays bounded by the distinct prompts, not the dataset.
  */
-export function resetObservationJson(m: RolloutManager, r: Rollout): string {
-  const messages = (r.messages = m.initialMessages(r));
-  const entry = openEnvToolEntry(m.env);
+export function resetObservationJson(service: RolloutService, r: ServedRollout): string {
+  const entry = openEnvToolEntry(service.env);
   const tj = (entry.json ??= JSON.stringify(entry.tools));
-  return `{"observation":{"episode_id":${JSON.stringify(r.id)},"rollout_token":${JSON.stringify(r.token)},"task_id":${JSON.stringify(r.task.id)},"messages":${messagesJson(messages)},"tools":${tj}},"reward":null,"done":false}`;
+  return `{"observation":{"episode_id":${JSON.stringify(r.id)},"rollout_token":${JSON.stringify(r.token)},"task_id":${JSON.stringify(r.task.id)},"messages":${messagesJson(r.messages)},"tools":${tj}},"reward":null,"done":false}`;
 }
 
 /** One entry of a message action's `tool_results`: the text, and for a failed call its OpenEnv ToolErrorType. */
@@ -87,13 +86,13 @@ export function listToolsResult(env: Env): StepResult {
  * defines it.
  */
 export async function callToolObservation(
-  m: RolloutManager,
-  r: Rollout,
+  service: RolloutService,
+  r: ServedRollout,
   name: string,
   args: Record<string, unknown>,
 ): Promise<StepResult> {
-  if (!hasTool(m.env, name)) {
-    const names = m.env.listTools().map((t) => t.name);
+  if (!hasTool(service.env, name)) {
+    const names = service.env.listTools().map((t) => t.name);
     return {
       observation: {
         tool_name: name,
@@ -104,8 +103,7 @@ export async function callToolObservation(
       done: false,
     };
   }
-  r.steps++;
-  const res = await m.callTool(r, { name, arguments: args });
+  const res = await service.callTool(r, { name, arguments: args });
   const kind = frameworkErrorOf(res);
   const observation: Record<string, unknown> = { tool_name: name, result: kind ? null : observationResult(res) };
   if (kind) observation.error = { error_type: kind, message: textOf(res.content) };
@@ -143,7 +141,7 @@ function assistantOf(action: Record<string, unknown>): AssistantMessage | undefi
  * - `{type: "message", content}` (the model's reply): every tool call in it is run and the results come back;
  *   a reply without a tool call ends the episode with its reward.
  */
-export async function stepRollout(m: RolloutManager, r: Rollout, action: unknown): Promise<StepResult> {
+export async function stepRollout(service: RolloutService, r: ServedRollout, action: unknown): Promise<StepResult> {
   if (!action || typeof action !== "object" || Array.isArray(action)) {
     throw badRequest(
       `"action" must be an object, e.g. {"type": "message", "content": "..."}`,
@@ -154,8 +152,7 @@ export async function stepRollout(m: RolloutManager, r: Rollout, action: unknown
   }
   const a = action as Record<string, unknown>;
   const type = a.type ?? (a.tool_name !== undefined ? "call_tool" : "message");
-  if (r.messages.length === 0) r.messages = m.initialMessages(r);
-  if (type === "list_tools") return listToolsResult(m.env);
+  if (type === "list_tools") return listToolsResult(service.env);
   if (type === "call_tool") {
     if (typeof a.tool_name !== "string" || !a.tool_name) {
       throw badRequest(
@@ -174,7 +171,7 @@ export async function stepRollout(m: RolloutManager, r: Rollout, action: unknown
         args,
       );
     }
-    return callToolObservation(m, r, a.tool_name, args as Record<string, unknown>);
+    return callToolObservation(service, r, a.tool_name, args as Record<string, unknown>);
   }
   if (type !== "message") {
     throw badRequest(
@@ -187,17 +184,9 @@ export async function stepRollout(m: RolloutManager, r: Rollout, action: unknown
   const msg = assistantOf(a);
   if (!msg) throw badRequest(`a message action needs "content" (the model's reply text)`);
   if (r.done) throw badRequest(`episode "${r.id}" is done; reset to start another`, "EPISODE_DONE");
-  if (r.scoring) throw conflict(`rollout "${r.id}" was already scored; a rollout is scored once`, "ALREADY_SCORED");
-  // core's one episode engine runs the step: the env's own action syntax (parseActions), then native / Hermes tool
-  // calls, every call in the reply, the turn limit, and the reward when the reply has no call
-  const got = m.episodeOf(r);
-  const ep = got instanceof Promise ? await got : got;
-  r.steps++;
-  const t0 = performance.now();
-  const s = await ep.step(msg);
-  for (const t of s.tools) m.metrics.observeToolCall((performance.now() - t0) / s.tools.length, t.result.isError);
-  r.toolCalls += s.tools.length;
-  r.messages = ep.messages;
+  // the service runs the step on core's one episode engine: the env's own action syntax (parseActions), then native
+  // / Hermes tool calls, every call in the reply, the turn limit, and the reward when the reply has no call
+  const s = await service.step(r, msg);
   if (!s.done) {
     const results = s.tools.map((t) => ({
       tool_call_id: t.id,
@@ -206,23 +195,12 @@ export async function stepRollout(m: RolloutManager, r: Rollout, action: unknown
     }));
     return { observation: { tool_results: results, messages: s.observations }, reward: null, done: false };
   }
-  r.done = true;
-  r.scoring = true;
-  await ep.close();
-  const failed = s.outcome === "env_error" || s.outcome === "infra_error" || s.reward === undefined;
-  if (!failed) {
-    m.metrics.rewards++;
-    r.reward = s.reward;
-    r.rewards = s.rewards;
-  }
-  // released with its final state set: `/state` reads it back after done
-  await m.release(r);
-  if (failed || s.reward === undefined) {
-    // never a reward 0 for a failure: the caller gets the error (500 env_error / 502 infra_error)
-    throw s.error ?? new EnvError(`${m.env.name}: the episode ended ${s.outcome} without a reward`);
-  }
-  const passed = s.reward >= (m.env.passThreshold ?? 1);
-  const observation: Record<string, unknown> = { rewards: s.rewards, passed };
+  // released with its final state kept: `/state` reads it back after done
+  await service.release(r);
+  // never a reward 0 for a failure: the caller gets the error (500 env_error / 502 infra_error)
+  if (s.reward === undefined)
+    throw failureOf({ outcome: s.outcome ?? "env_error", error: s.error }, `episode "${r.id}"`);
+  const observation: Record<string, unknown> = { rewards: s.rewards, passed: s.passed };
   if (s.outcome === "truncated") observation.truncated = s.truncatedBy ?? true;
   return { observation, reward: s.reward, done: true };
 }
@@ -231,7 +209,7 @@ export async function stepRollout(m: RolloutManager, r: Rollout, action: unknown
 export const NO_EPISODE_STATE = Object.freeze({ episode_id: null, step_count: 0 });
 
 /** OpenEnv `/state` body. */
-export function stateOf(r: Rollout): Record<string, unknown> {
+export function stateOf(r: ServedRollout): Record<string, unknown> {
   return {
     episode_id: r.id,
     step_count: r.steps,

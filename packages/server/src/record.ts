@@ -1,16 +1,8 @@
 import { once } from "node:events";
 import { createWriteStream, mkdirSync, type WriteStream, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  type Env,
-  explainBestEffort,
-  type Message,
-  type RolloutResult,
-  RunAggregate,
-  scalarMeta,
-} from "@benchmax/core";
+import { type Env, type RolloutResult, RunAggregate } from "@benchmax/core";
 import type { PromMetrics } from "./prometheus.js";
-import type { Rollout } from "./rollouts.js";
 import type { RolloutTags } from "./service/rollout-service.js";
 
 /** Most rollouts waiting to be written; past it a finished rollout is dropped (and counted), never buffered. */
@@ -38,13 +30,6 @@ export function tagsOf(body: Record<string, unknown> | undefined): RolloutTags |
   return tags.step !== undefined || tags.group !== undefined ? tags : undefined;
 }
 
-interface Pending {
-  r: Rollout;
-  /** The episode engine's own record (OpenEnv / ws / MCP-driven episodes); else built from the rollout. */
-  fromEpisode?: RolloutResult;
-  endedAt: number;
-}
-
 /**
  * `serve --record DIR`: every finished rollout, from every transport, appended to DIR/results.jsonl as it ends (the
  * lines an eval run dir holds, plus `trainerStep`), with DIR/run.json and a DIR/summary.json rewritten every few
@@ -52,7 +37,7 @@ interface Pending {
  * to be written (past it they are dropped and counted) plus the summary's per-task and per-group aggregates.
  */
 export class RolloutRecorder {
-  private readonly queue: Pending[] = [];
+  private readonly queue: RolloutResult[] = [];
   private draining?: Promise<void>;
   private readonly out: WriteStream;
   private readonly agg: RunAggregate;
@@ -80,21 +65,17 @@ export class RolloutRecorder {
   }
 
   /**
-   * A rollout was released: queue it when it finished (scored through `/reward`, or its episode ended), else skip it
-   * (a fork parent, an abandoned rollout). `episodeEnded` is read before the episode was closed.
+   * A finished rollout's record, from the rollout service's `onFinished` (every transport): queued to be written.
+   * Past `maxQueue` waiting it is dropped and counted.
    */
-  add(r: Rollout, episodeEnded: boolean): void {
+  add(result: RolloutResult): void {
     if (this.closed) return;
-    const fromEpisode = episodeEnded && r.episode !== undefined;
-    if (!fromEpisode && r.reward === undefined) return;
     if (this.queue.length >= (this.options.maxQueue ?? DEFAULT_MAX_QUEUE)) {
       this.dropped++;
       this.options.prom?.record("dropped");
       return;
     }
-    const p: Pending = { r, endedAt: Date.now() };
-    if (fromEpisode) p.fromEpisode = r.episode!.result();
-    this.queue.push(p);
+    this.queue.push(result);
     this.draining ??= this.drain().finally(() => {
       this.draining = undefined;
     });
@@ -104,51 +85,12 @@ export class RolloutRecorder {
     // let the request that released the rollout answer first
     await new Promise((res) => setImmediate(res));
     while (this.queue.length) {
-      const p = this.queue.shift()!;
-      let line: RolloutResult;
-      try {
-        line = await this.resultOf(p);
-      } catch {
-        continue;
-      }
+      const line = this.queue.shift()!;
       this.agg.add(line);
       this.written++;
       this.options.prom?.record("written");
       if (!this.out.write(`${JSON.stringify(line)}\n`)) await once(this.out, "drain");
     }
-  }
-
-  private async resultOf(p: Pending): Promise<RolloutResult> {
-    const r = p.r;
-    const tags = (r as Rollout & { tags?: RolloutTags }).tags;
-    const groupId = tags?.group ?? (tags?.step !== undefined ? `${r.task.id}@${tags.step}` : r.task.id);
-    let out: RolloutResult;
-    if (p.fromEpisode) {
-      out = { ...p.fromEpisode, groupId };
-    } else {
-      const messages = ((r as Rollout & { scoredMessages?: Message[] }).scoredMessages ?? r.messages) as Message[];
-      out = {
-        taskId: r.task.id,
-        rolloutId: r.id,
-        groupId,
-        sample: 0,
-        attempt: 0,
-        outcome: "completed",
-        reward: r.reward!,
-        ...(r.rewards ? { rewards: r.rewards } : {}),
-        turns: messages.filter((m) => m.role === "assistant").length,
-        toolCalls: r.toolCalls,
-        toolErrors: 0,
-        durationMs: p.endedAt - r.createdAt,
-        messages,
-      };
-      const meta = scalarMeta(r.task.meta);
-      if (meta) out.taskMeta = meta;
-      const explain = await explainBestEffort(this.env, r.id, messages, r.task);
-      if (explain) out.explain = explain;
-    }
-    if (tags?.step !== undefined) out.trainerStep = tags.step;
-    return out;
   }
 
   private writeSummary(): void {

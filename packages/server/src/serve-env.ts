@@ -20,10 +20,10 @@ import {
 } from "./openenv.js";
 import { PromMetrics } from "./prometheus.js";
 import { RolloutRecorder, tagsOf } from "./record.js";
-import { isMessages, type Rollout, RolloutManager } from "./rollouts.js";
 import { isRoute } from "./routes.js";
-import { badRequest, conflict, notFound } from "./service/service-error.js";
-import { attachWebSocket } from "./ws-session.js";
+import { isMessages, RolloutService, type ServedRollout } from "./service/rollout-service.js";
+import { badRequest, conflict, notFound, RolloutServiceError } from "./service/service-error.js";
+import { attachWebSocket, taskRefOf } from "./ws-session.js";
 
 export interface ServeEnvOptions extends ConnectionLimits {
   /** Default 127.0.0.1. A non-loopback host with no token is refused unless `insecure`. */
@@ -85,6 +85,8 @@ export interface EnvServer {
 }
 
 const JSON_TYPE = "application/json";
+
+const draining = () => new RolloutServiceError("capacity", "server is shutting down", { reason: "DRAINING" });
 
 /**
  * A per-process id; clients notice a restarted server by a change of it. A launcher that sets
@@ -153,18 +155,16 @@ function readText(req: IncomingMessage, limit: number): Promise<string> {
  */
 export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise<EnvServer> {
   const metrics = new ServerMetrics();
-  const prom = new PromMetrics({ toolNames: env.listTools().map((t) => t.name), activeRollouts: () => manager.active });
+  const prom = new PromMetrics({ toolNames: env.listTools().map((t) => t.name), activeRollouts: () => service.active });
   metrics.prom = prom;
   const recorder = options.record ? new RolloutRecorder(options.record, env, { prom }) : undefined;
-  const manager = new RolloutManager(env, metrics, {
+  const service = new RolloutService(env, {
     ...options,
-    onReleased: (r, ended) => {
-      // an episode the engine ended (OpenEnv, /ws, MCP) has its own outcome; else a rollout scored through /reward
-      if (ended && r.episode) {
-        const end = r.episode.result();
-        prom.finished(end.outcome, end.reward, end.rewards);
-      } else if (r.reward !== undefined) prom.finished("completed", r.reward, r.rewards);
-      recorder?.add(r, ended);
+    metrics,
+    // outcome metrics and recording, once for every transport
+    onFinished: (result) => {
+      prom.finished(result.outcome, result.reward, result.rewards);
+      recorder?.add(result);
     },
   });
   const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
@@ -226,12 +226,12 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     return typeof b === "string" ? b : undefined;
   };
 
-  const created = (r: Rollout) => ({
+  const created = (r: ServedRollout) => ({
     rolloutId: r.id,
     token: r.token,
     taskId: r.task.id,
-    systemPrompt: manager.systemPrompt(r.task),
-    idleTimeoutMs: manager.idleTimeoutMs,
+    systemPrompt: service.systemPrompt(r.task),
+    idleTimeoutMs: service.idleTimeoutMs,
     /** The env parses actions its own way: send replies to `/step` rather than parsing tool calls client-side. */
     customActions: typeof env.parseActions === "function",
     /** Echoed when the client set a turn limit: `/step` then ends the episode there (SkyRL's rule). */
@@ -244,26 +244,30 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
    * it was started by `/reset`; with several live, it is refused (409) rather than acting on someone else's episode.
    * `undefined` when no rollout is live at all.
    */
-  const episodeOf = (req: IncomingMessage, query: string, body?: Record<string, unknown>): Rollout | undefined => {
+  const episodeOf = (
+    req: IncomingMessage,
+    query: string,
+    body?: Record<string, unknown>,
+  ): ServedRollout | undefined => {
     let id: unknown = body?.episode_id ?? (req.headers["x-episode-id"] as string | undefined);
     if (id === undefined && query) id = new URLSearchParams(query).get("episode_id") ?? undefined;
     if (id !== undefined && id !== null) {
       if (typeof id !== "string")
         throw badRequest(`"episode_id" must be a string`, "VALIDATION_ERROR", ["body", "episode_id"], id);
-      return manager.get(id, rolloutToken(req, body));
+      return service.get(id, rolloutToken(req, body));
     }
-    if (manager.active === 0) return undefined;
-    const only = manager.active === 1 ? manager.rollouts.values().next().value : undefined;
-    if (only?.viaReset) return only;
+    if (service.active === 0) return undefined;
+    const only = service.active === 1 ? service.rollouts().next().value : undefined;
+    if (only?.origin === "reset") return only;
     throw conflict(
-      manager.active === 1
+      service.active === 1
         ? "the live episode was not started by POST /reset: name it with episode_id and its rollout_token"
-        : `${manager.active} episodes are live on this server: name yours with "episode_id" and its "rollout_token" (from the /reset observation), or use one WebSocket session per episode`,
+        : `${service.active} episodes are live on this server: name yours with "episode_id" and its "rollout_token" (from the /reset observation), or use one WebSocket session per episode`,
       "EPISODE_REQUIRED",
     );
   };
 
-  const rpc = { manager, serverName: `benchmax-${env.name}`, instructions: metadata().systemPrompt ?? undefined };
+  const rpc = { service, serverName: `benchmax-${env.name}`, instructions: metadata().systemPrompt ?? undefined };
 
   /** `POST /mcp`: JSON-RPC 2.0 (one request or a batch); a malformed body is a JSON-RPC error with status 200. */
   async function serveMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -307,7 +311,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     if (path === "/health") {
       return send(res, closing ? 503 : 200, {
         status: closing ? "draining" : "healthy",
-        activeRollouts: manager.active,
+        activeRollouts: service.active,
         instance,
       });
     }
@@ -326,17 +330,17 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
       }
       const action = slash < 0 ? "" : rest.slice(slash + 1);
       if (action === "" && method === "GET") {
-        const r = manager.get(id, rolloutToken(req));
+        const r = service.get(id, rolloutToken(req));
         return send(res, 200, stateOf(r));
       }
       if (action === "" && method === "DELETE") {
-        const r = manager.get(id, rolloutToken(req));
-        await manager.release(r);
+        const r = service.get(id, rolloutToken(req));
+        await service.release(r);
         return send(res, 200, { released: true });
       }
       if (method !== "POST") throw new HttpError(405, "METHOD_NOT_ALLOWED", `${method} ${path} is not allowed`);
       const body = await readBody(req, maxBody);
-      const r = manager.get(id, rolloutToken(req, body));
+      const r = service.get(id, rolloutToken(req, body));
       switch (action) {
         case "call": {
           if (typeof body.name !== "string" || !body.name) throw badRequest(`"name" (the tool name) must be a string`);
@@ -346,34 +350,28 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
           }
           const call: ToolCallRequest = { name: body.name, arguments: args as Record<string, unknown> };
           if (typeof body.id === "string") call.id = body.id;
-          const out = await manager.use(r, () => manager.callTool(r, call));
-          return send(res, 200, out);
+          return send(res, 200, await service.callTool(r, call));
         }
         case "reward": {
-          let messages: Message[];
           if (body.messages !== undefined) {
             if (!isMessages(body.messages)) throw badRequest(`"messages" must be an array of {role, content} messages`);
-            messages = body.messages;
-          } else if (typeof body.completion === "string") {
-            messages = [...manager.initialMessages(r), { role: "assistant", content: body.completion }];
-          } else throw badRequest(`"messages" (the conversation) or "completion" (the final text) is required`);
-          const out = await manager.use(r, () => manager.reward(r, messages));
-          return send(res, 200, out);
+            return send(res, 200, await service.score(r, { messages: body.messages }));
+          }
+          if (typeof body.completion === "string") {
+            return send(res, 200, await service.score(r, { completion: body.completion }));
+          }
+          throw badRequest(`"messages" (the conversation) or "completion" (the final text) is required`);
         }
         case "fork": {
           const n = body.n ?? 1;
-          const kids = await manager.use(r, () => manager.fork(r, n as number));
+          const kids = await service.fork(r, n as number);
           return send(res, 200, { children: kids.map(created) });
         }
         case "release":
-          await manager.release(r);
+          await service.release(r);
           return send(res, 200, { released: true });
-        case "step": {
-          const t0 = performance.now();
-          const out = await manager.use(r, () => stepRollout(manager, r, body.action));
-          prom.phase("step", performance.now() - t0);
-          return send(res, 200, out);
-        }
+        case "step":
+          return send(res, 200, await stepRollout(service, r, body.action));
         default:
           throw notFound(`no such rollout action "${action}" (call, reward, fork, release, step)`);
       }
@@ -388,7 +386,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
         case "/metrics": {
           const accept = req.headers.accept ?? "";
           if (query.includes("format=prometheus") || (accept.includes("text/plain") && !accept.includes("json"))) {
-            const text = metrics.prometheus(manager.active) + (await prom.text());
+            const text = metrics.prometheus(service.active) + (await prom.text());
             res.writeHead(200, {
               "content-type": "text/plain; version=0.0.4",
               "content-length": Buffer.byteLength(text),
@@ -396,14 +394,14 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
             res.end(text);
             return;
           }
-          return send(res, 200, metrics.snapshot(manager.active));
+          return send(res, 200, metrics.snapshot(service.active));
         }
         case "/v1/tools":
           return send(res, 200, { tools: env.listTools(), openenv: openEnvTools(env) });
         case "/v1/tasks": {
           const params = new URLSearchParams(query);
           const limit = Number(params.get("limit") ?? Number.POSITIVE_INFINITY);
-          const tasks = (await manager.tasks()).slice(0, limit);
+          const tasks = (await service.tasks()).slice(0, limit);
           // gold data stays on the server
           return send(res, 200, {
             tasks: tasks.map((t) => ({ id: t.id, prompt: t.prompt, messages: t.messages, meta: t.meta })),
@@ -413,12 +411,12 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
           // a finished episode's final state stays readable (OpenEnv's session keeps its state after done)
           const named =
             (req.headers["x-episode-id"] as string | undefined) ?? new URLSearchParams(query).get("episode_id");
-          if (named && !manager.rollouts.has(named)) {
-            const final = manager.finalState(named, rolloutToken(req));
-            if (final) return send(res, 200, final);
+          if (named) {
+            const final = service.finalState(named, rolloutToken(req));
+            if (final) return send(res, 200, stateOf(final));
           }
-          const r = episodeOf(req, query);
-          return send(res, 200, r ? stateOf(r) : (manager.finalState(undefined, undefined) ?? NO_EPISODE_STATE));
+          const r = episodeOf(req, query) ?? service.finalState(undefined, undefined, "reset");
+          return send(res, 200, r ? stateOf(r) : NO_EPISODE_STATE);
         }
         case "/openapi.json":
           return send(res, 200, openApiDocument(env, options.metadata?.version as string | undefined));
@@ -427,19 +425,22 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     if (method === "POST") {
       switch (path) {
         case "/v1/rollouts": {
-          if (closing) throw new HttpError(503, "DRAINING", "server is shutting down");
+          if (closing) throw draining();
           const body = await readBody(req, maxBody);
-          const maxTurns = RolloutManager.checkMaxTurns(body.maxTurns);
-          const task = await manager.resolveTask(body);
-          const r = await manager.create(task, { maxTurns, client: clientOf(req) });
-          r.tags = tagsOf(body);
+          const r = await service.create({
+            from: taskRefOf(body),
+            maxTurns: body.maxTurns as number | undefined,
+            client: clientOf(req),
+            tags: tagsOf(body),
+            origin: "v1",
+          });
           return send(res, 201, created(r));
         }
         case "/v1/group-reward": {
           const body = await readBody(req, maxBody);
           if (!env.computeGroupReward) throw new HttpError(501, "NOT_SUPPORTED", `${env.name} has no group reward`);
           if (!Array.isArray(body.members)) throw badRequest(`"members" must be an array of {messages, rewards}`);
-          const task = await manager.resolveTask(body);
+          const task = await service.resolveTask(taskRefOf(body));
           for (const [i, m] of (body.members as unknown[]).entries()) {
             const mm = m as Record<string, unknown> | null;
             if (!mm || typeof mm !== "object" || (mm.messages !== undefined && !isMessages(mm.messages))) {
@@ -463,14 +464,16 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
           });
         }
         case "/reset": {
-          if (closing) throw new HttpError(503, "DRAINING", "server is shutting down");
+          if (closing) throw draining();
           const body = await readBody(req, maxBody);
-          const id = manager.checkEpisodeId(body.episode_id);
-          const task = await manager.resolveTask(body);
-          const r = await manager.create(task, { id, client: clientOf(req) });
-          r.viaReset = true;
-          r.tags = tagsOf(body);
-          return sendJson(res, 200, resetObservationJson(manager, r));
+          const r = await service.create({
+            from: taskRefOf(body),
+            id: body.episode_id as string | undefined,
+            client: clientOf(req),
+            tags: tagsOf(body),
+            origin: "reset",
+          });
+          return sendJson(res, 200, resetObservationJson(service, r));
         }
         case "/step": {
           const body = await readBody(req, maxBody);
@@ -482,10 +485,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
             if (a && typeof a === "object" && a.type === "list_tools") return send(res, 200, listToolsResult(env));
             throw conflict("no live episode: POST /reset first", "SESSION_ERROR");
           }
-          const t0 = performance.now();
-          const out = await manager.use(r, () => stepRollout(manager, r, body.action));
-          prom.phase("step", performance.now() - t0);
-          return send(res, 200, out);
+          return send(res, 200, await stepRollout(service, r, body.action));
         }
         case "/mcp":
           return serveMcp(req, res);
@@ -515,7 +515,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
   });
   server.keepAliveTimeout = 65_000;
   const guard = guardConnections(server, options);
-  const ws = attachWebSocket(server, manager, {
+  const ws = attachWebSocket(server, service, {
     token,
     originPolicy,
     maxPayload: maxBody,
@@ -556,7 +556,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
         guard.stop();
         server.closeAllConnections();
         await stopped;
-        await manager.close();
+        await service.close();
         await recorder?.close();
       })();
       return closed;

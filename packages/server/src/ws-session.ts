@@ -6,10 +6,11 @@ import { type WebSocket, WebSocketServer } from "ws";
 import { checkBearer } from "./auth.js";
 import { checkOrigin, clientOf, markSession, type OriginPolicy } from "./edge.js";
 import { type WsCode, wsCodeOf } from "./error-codes.js";
-import { HttpError } from "./http-error.js";
 import { handleRpc, type RpcContext } from "./mcp-rpc.js";
 import { listToolsResult, NO_EPISODE_STATE, resetObservationJson, stateOf, stepRollout } from "./openenv.js";
-import type { Rollout, RolloutManager } from "./rollouts.js";
+import type { RolloutService, ServedRollout } from "./service/rollout-service.js";
+import { RolloutServiceError } from "./service/service-error.js";
+import type { TaskRef } from "./service/task-source.js";
 
 export interface WsOptions {
   token?: string;
@@ -19,6 +20,17 @@ export interface WsOptions {
   isClosing(): boolean;
   /** MCP JSON-RPC over `{"type": "mcp", "data": <request>}`. */
   rpc: Omit<RpcContext, "session" | "startSession">;
+}
+
+const sessionError = (message: string) => new RolloutServiceError("bad_request", message, { reason: "SESSION_ERROR" });
+
+/** The task fields of an OpenEnv reset's data (`seed`, `task_id` / `taskId`, `task`). */
+export function taskRefOf(data: Record<string, unknown>): TaskRef {
+  return {
+    taskId: (data.taskId ?? data.task_id) as string | undefined,
+    task: data.task,
+    seed: data.seed as number | undefined,
+  };
 }
 
 function rejectUpgrade(socket: Duplex, status: number, message: string): void {
@@ -42,7 +54,7 @@ function rejectUpgrade(socket: Duplex, status: number, message: string): void {
  */
 export function attachWebSocket(
   server: Server,
-  manager: RolloutManager,
+  service: RolloutService,
   options: WsOptions,
 ): { close(): Promise<void> } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload });
@@ -66,7 +78,7 @@ export function attachWebSocket(
   });
 
   function session(ws: WebSocket, client: string, socket: Socket): void {
-    let rollout: Rollout | undefined;
+    let rollout: ServedRollout | undefined;
     markSession(socket, () => rollout !== undefined && !rollout.released);
     let queue: Promise<void> = Promise.resolve();
     /** Send `{type, data}` with `data` already serialized. */
@@ -80,14 +92,14 @@ export function attachWebSocket(
       client,
       session: () => (rollout && !rollout.released ? rollout : undefined),
       startSession: async () => {
-        rollout = await manager.create(await manager.resolveTask({}), { client });
+        rollout = await service.create({ client, origin: "ws" });
         return rollout;
       },
     };
     const drop = async () => {
       const r = rollout;
       rollout = undefined;
-      if (r && !r.released) await manager.release(r).catch(() => {});
+      if (r && !r.released) await service.release(r);
     };
 
     async function handle(raw: string): Promise<void> {
@@ -104,25 +116,26 @@ export function attachWebSocket(
         switch (msg.type) {
           case "reset": {
             const data = (msg.data ?? {}) as Record<string, unknown>;
-            if (typeof data !== "object" || Array.isArray(data))
-              throw new HttpError(400, "VALIDATION_ERROR", "data must be an object");
+            if (typeof data !== "object" || Array.isArray(data)) {
+              throw new RolloutServiceError("bad_request", "data must be an object", { reason: "VALIDATION_ERROR" });
+            }
             // a bad reset leaves the session's episode as it was
-            const task = await manager.resolveTask(data);
-            if (data.episode_id !== rollout?.id) manager.checkEpisodeId(data.episode_id);
+            const task = await service.resolveTask(taskRefOf(data));
+            if (data.episode_id !== rollout?.id) service.checkId(data.episode_id);
             await drop();
-            rollout = await manager.create(task, { id: manager.checkEpisodeId(data.episode_id), client });
-            return replyJson("observation", resetObservationJson(manager, rollout));
+            rollout = await service.create({ task, id: data.episode_id as string | undefined, client, origin: "ws" });
+            return replyJson("observation", resetObservationJson(service, rollout));
           }
           case "step": {
             const r = rollout;
             const action = msg.data as { type?: unknown } | null;
             // OpenEnv allows a tool list before any reset
             if (!r && action && typeof action === "object" && action.type === "list_tools") {
-              return reply("observation", listToolsResult(manager.env));
+              return reply("observation", listToolsResult(service.env));
             }
-            if (!r) throw new HttpError(400, "SESSION_ERROR", "no episode in this session: send reset first");
-            if (r.released && !r.done) throw new HttpError(400, "SESSION_ERROR", "the episode expired: send reset");
-            const out = await manager.use(r, () => stepRollout(manager, r, msg.data));
+            if (!r) throw sessionError("no episode in this session: send reset first");
+            if (r.released && !r.done) throw sessionError("the episode expired: send reset");
+            const out = await stepRollout(service, r, msg.data);
             return reply("observation", out);
           }
           case "state":
@@ -130,10 +143,10 @@ export function attachWebSocket(
             return reply("state", rollout ? stateOf(rollout) : NO_EPISODE_STATE);
           case "mcp": {
             if (!msg.data || typeof msg.data !== "object" || Array.isArray(msg.data)) {
-              throw new HttpError(
-                400,
-                "VALIDATION_ERROR",
+              throw new RolloutServiceError(
+                "bad_request",
                 `an mcp message needs "data": a JSON-RPC 2.0 request object`,
+                { reason: "VALIDATION_ERROR" },
               );
             }
             const out = await handleRpc(ctx, msg.data);
