@@ -6,7 +6,11 @@ import {
   Episode,
   errorMessage,
   explainBestEffort,
+  InfraError,
+  type Policy,
+  type StepResult,
   type Task,
+  type ToolFormat,
   UsageError,
 } from "@benchmax/core";
 import { escapeHtml, inlineScript, scriptJson } from "./html-escape.js";
@@ -17,6 +21,15 @@ export interface PlayOptions {
   token?: string;
   /** The tasks to pick from (default `env.loadTasks()`). */
   tasks?: Task[];
+  /** A model that can take the assistant's turns (an OpenAI-compatible endpoint); without one a person types them. */
+  policy?: Policy;
+  /** How tool calls are written in the conversation (default "openai"; "hermes" for `<tool_call>` text). */
+  toolFormat?: ToolFormat;
+  /**
+   * Whether the page may start a task the person writes (a prompt and its gold, or a dataset row the env's
+   * `parseTask` reads). Default true.
+   */
+  inlineTasks?: boolean;
 }
 
 export interface PlayServer {
@@ -45,16 +58,28 @@ const PLAY_SCRIPT = String.raw`
     document.getElementById("conversation").appendChild(box);
   }
   function setError(e) { document.getElementById("error").textContent = e ? String(e.message || e) : ""; }
+  function started(j) {
+    episode = j.id;
+    document.getElementById("conversation").textContent = "";
+    document.getElementById("result").textContent = "";
+    j.messages.forEach(show);
+    document.body.setAttribute("data-state", "running");
+  }
   document.getElementById("start").addEventListener("click", function () {
     setError();
-    api("/api/start", { taskId: document.getElementById("task").value }).then(function (j) {
-      episode = j.id;
-      document.getElementById("conversation").textContent = "";
-      document.getElementById("result").textContent = "";
-      j.messages.forEach(show);
-      document.body.setAttribute("data-state", "running");
-    }, setError);
+    api("/api/start", { taskId: document.getElementById("task").value }).then(started, setError);
   });
+  var custom = document.getElementById("start-custom");
+  if (custom) custom.addEventListener("click", function () {
+    setError();
+    var row = document.getElementById("custom-row");
+    api("/api/start", { custom: { prompt: document.getElementById("custom-prompt").value, gold: document.getElementById("custom-gold").value, row: row ? row.value : "" } }).then(started, setError);
+  });
+  function stepped(j) {
+    show(j.assistant);
+    j.observations.forEach(show);
+    if (j.done) ended(j);
+  }
   document.getElementById("send").addEventListener("click", function () {
     setError();
     var body = { id: episode, content: document.getElementById("reply").value };
@@ -65,27 +90,36 @@ const PLAY_SCRIPT = String.raw`
       body.toolCalls = [{ name: name, arguments: args }];
     }
     api("/api/step", body).then(function (j) {
-      show(j.assistant);
-      j.observations.forEach(show);
       document.getElementById("reply").value = "";
       document.getElementById("tool-name").value = "";
       document.getElementById("tool-args").value = "";
-      if (j.done) {
-        var r = document.getElementById("result");
-        r.textContent = "";
-        r.appendChild(el("h3", "", "Episode ended: " + j.outcome + (typeof j.reward === "number" ? " · reward " + j.reward : "")));
-        Object.keys(j.rewards || {}).forEach(function (k) { var p = el("div", "component", k + " " + j.rewards[k]); p.setAttribute("data-component", k); r.appendChild(p); });
-        if (j.error) r.appendChild(el("div", "errorbox", j.error));
-        if (j.explain) {
-          var ex = el("div", "explain");
-          ex.appendChild(el("b", "", "extracted: ")); ex.appendChild(el("code", "extracted", j.explain.extracted));
-          ex.appendChild(el("b", "", "  gold: ")); ex.appendChild(el("code", "gold", j.explain.gold));
-          r.appendChild(ex);
-        }
-        document.body.setAttribute("data-state", "done");
-      }
+      stepped(j);
     }, setError);
   });
+  var model = document.getElementById("model-step");
+  if (model) model.addEventListener("click", function () {
+    setError();
+    model.disabled = true;
+    document.body.setAttribute("data-model", "thinking");
+    api("/api/model-step", { id: episode }).then(function (j) { stepped(j); }, setError).then(function () {
+      model.disabled = false;
+      document.body.setAttribute("data-model", "idle");
+    });
+  });
+  function ended(j) {
+    var r = document.getElementById("result");
+    r.textContent = "";
+    r.appendChild(el("h3", "", "Episode ended: " + j.outcome + (typeof j.reward === "number" ? " · reward " + j.reward : "")));
+    Object.keys(j.rewards || {}).forEach(function (k) { var p = el("div", "component", k + " " + j.rewards[k]); p.setAttribute("data-component", k); r.appendChild(p); });
+    if (j.error) r.appendChild(el("div", "errorbox", j.error));
+    if (j.explain) {
+      var ex = el("div", "explain");
+      ex.appendChild(el("b", "", "extracted: ")); ex.appendChild(el("code", "extracted", j.explain.extracted));
+      ex.appendChild(el("b", "", "  gold: ")); ex.appendChild(el("code", "gold", j.explain.gold));
+      r.appendChild(ex);
+    }
+    document.body.setAttribute("data-state", "done");
+  }
   document.body.setAttribute("data-ready", "1");
 })();
 `;
@@ -105,7 +139,7 @@ textarea, input, select { font: inherit; width: 100%; box-sizing: border-box; ma
 .explain code { background: #f3f4f7; padding: 1px 4px; }
 `;
 
-function page(env: Env, tasks: Task[], token: string): string {
+function page(env: Env, tasks: Task[], token: string, o: { model?: string; inline: boolean }): string {
   // the gold never reaches the page: ids and prompts only
   const options = tasks
     .map(
@@ -118,13 +152,23 @@ function page(env: Env, tasks: Task[], token: string): string {
     .join("");
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>benchmax play — ${escapeHtml(env.name)}</title><style>${STYLE}</style></head>
 <body data-token="${escapeHtml(token)}" data-state="idle">
-<header><h1>benchmax play — ${escapeHtml(env.name)}</h1><div class="muted">Step an episode yourself: type the assistant's reply, or call a tool through the form. The gold shows only when the episode ends.</div></header>
+<header><h1>benchmax play — ${escapeHtml(env.name)}</h1><div class="muted">Step an episode: type the assistant's reply or call a tool through the form${o.model ? ", or let the model take the turn" : ""}. The gold shows only when the episode ends.</div></header>
 <main>
 <section class="panel"><h3>Conversation</h3><div id="conversation"><p class="muted">Pick a task and start.</p></div><div id="result"></div></section>
 <aside class="panel">
 <label>task<select id="task">${options}</select></label>
 <button id="start" type="button">start episode</button>
+${
+  o.inline
+    ? `<details id="write-task"><summary>or write a task</summary>
+<label>prompt<textarea id="custom-prompt" rows="3"></textarea></label>
+<label>gold answer (hidden from the model; shown at the end)<input id="custom-gold" autocomplete="off"></label>
+${env.parseTask ? `<label>or a dataset row (JSON, read by ${escapeHtml(env.name)}'s parser)<textarea id="custom-row" rows="3"></textarea></label>` : ""}
+<button id="start-custom" type="button">start written task</button></details>`
+    : ""
+}
 <h4>Assistant turn</h4>
+${o.model ? `<button id="model-step" type="button">let ${escapeHtml(o.model)} take the turn</button><div class="muted">or write it yourself:</div>` : ""}
 <label>reply text<textarea id="reply" rows="4" placeholder="e.g. <answer>…</answer> (a reply without a tool call ends the episode)"></textarea></label>
 <label>tool call (optional)<input id="tool-name" list="tool-names" placeholder="tool name"></label>
 <datalist id="tool-names">${env
@@ -169,6 +213,47 @@ export async function startPlay(env: Env, options: PlayOptions = {}): Promise<Pl
   const tokenBytes = Buffer.from(token);
   const episodes = new Map<string, Episode>();
   let n = 0;
+  const inline = options.inlineTasks ?? true;
+  const toolFormat = options.toolFormat ?? "openai";
+
+  /** A task the person wrote in the page: a prompt and its gold, or a dataset row for the env's parser. */
+  const writtenTask = (c: Record<string, unknown>): Task => {
+    if (!inline) throw new UsageError("this playground takes dataset tasks only");
+    const row = typeof c.row === "string" ? c.row.trim() : "";
+    if (row) {
+      let raw: unknown;
+      try {
+        raw = JSON.parse(row);
+      } catch (e) {
+        throw new UsageError(`the dataset row is not JSON: ${errorMessage(e)}`);
+      }
+      if (!env.parseTask) throw new UsageError(`${env.name} reads no dataset rows; write a prompt and its gold`);
+      let t: Task;
+      try {
+        t = env.parseTask(raw, "the page");
+      } catch (e) {
+        throw new UsageError(errorMessage(e));
+      }
+      return { ...t, id: t.id || `written-${n + 1}` };
+    }
+    const prompt = typeof c.prompt === "string" ? c.prompt.trim() : "";
+    if (!prompt) throw new UsageError("write the task's prompt (or a dataset row)");
+    const gold = typeof c.gold === "string" ? c.gold : "";
+    return { id: `written-${n + 1}`, prompt, groundTruth: gold };
+  };
+
+  /** What the page gets for a step: the turn and its tool results; the reward and the gold only once it is over. */
+  const stepReply = async (ep: Episode, assistant: AssistantMessage, out: StepResult) => {
+    const reply: Record<string, unknown> = { assistant, observations: out.observations, done: out.done };
+    if (out.done) {
+      Object.assign(reply, { outcome: out.outcome, reward: out.reward, rewards: out.rewards, error: out.error });
+      // the episode is over: now the env may show its gold beside the answer
+      reply.explain = await explainBestEffort(env, ep.rolloutId, ep.policyInput().messages, ep.task);
+      await ep.close();
+      episodes.delete(ep.rolloutId);
+    }
+    return reply;
+  };
 
   const authorized = (req: IncomingMessage, url: URL) => {
     const h = req.headers.authorization;
@@ -185,15 +270,17 @@ export async function startPlay(env: Env, options: PlayOptions = {}): Promise<Pl
     if (!authorized(req, url)) return void res.writeHead(401).end("token required (?token=…)\n");
     const handle = async () => {
       if (req.method === "GET" && url.pathname === "/") {
-        return void res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(page(env, tasks, token));
+        const html = page(env, tasks, token, { ...(options.policy ? { model: options.policy.name } : {}), inline });
+        return void res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(html);
       }
       if (req.method !== "POST") return json(res, 404, { error: "not found" });
       const b = await body(req);
       if (url.pathname === "/api/start") {
-        const task = byId.get(String(b.taskId));
+        const custom = b.custom && typeof b.custom === "object" ? (b.custom as Record<string, unknown>) : undefined;
+        const task = custom ? writtenTask(custom) : byId.get(String(b.taskId));
         if (!task) return json(res, 400, { error: `unknown task ${String(b.taskId)}` });
         const id = `play-${++n}`;
-        const ep = await Episode.start(env, task, { rolloutId: id, toolFormat: "openai" });
+        const ep = await Episode.start(env, task, { rolloutId: id, toolFormat });
         episodes.set(id, ep);
         return json(res, 200, { id, messages: ep.policyInput().messages });
       }
@@ -214,20 +301,22 @@ export async function startPlay(env: Env, options: PlayOptions = {}): Promise<Pl
               }
             : {}),
         };
-        const out = await ep.step(msg);
-        const reply: Record<string, unknown> = { assistant: msg, observations: out.observations, done: out.done };
-        if (out.done) {
-          Object.assign(reply, { outcome: out.outcome, reward: out.reward, rewards: out.rewards, error: out.error });
-          // the episode is over: now the env may show its gold beside the answer
-          reply.explain = await explainBestEffort(env, ep.rolloutId, ep.policyInput().messages, ep.task);
-          await ep.close();
-          episodes.delete(ep.rolloutId);
-        }
-        return json(res, 200, reply);
+        return json(res, 200, await stepReply(ep, msg, await ep.step(msg)));
+      }
+      if (url.pathname === "/api/model-step") {
+        if (!options.policy) return json(res, 400, { error: "no model: start play with --endpoint URL --model M" });
+        const ep = episodes.get(String(b.id));
+        if (!ep) return json(res, 400, { error: "start an episode first" });
+        // the model sees the conversation and the tools, as in a rollout; never the task's gold
+        const { task: _gold, ...input } = ep.policyInput();
+        const reply = await options.policy.act({ ...input, task: { ...ep.task, groundTruth: undefined } });
+        return json(res, 200, await stepReply(ep, reply.message, await ep.step(reply)));
       }
       return json(res, 404, { error: "not found" });
     };
-    handle().catch((e: unknown) => json(res, e instanceof UsageError ? 400 : 500, { error: errorMessage(e) }));
+    handle().catch((e: unknown) =>
+      json(res, e instanceof UsageError ? 400 : e instanceof InfraError ? 502 : 500, { error: errorMessage(e) }),
+    );
   });
   const port = await listenLoopback(server, options.port);
   return {
@@ -235,6 +324,7 @@ export async function startPlay(env: Env, options: PlayOptions = {}): Promise<Pl
     token,
     async close() {
       for (const ep of episodes.values()) await ep.close().catch(() => {});
+      await options.policy?.close?.();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
     },

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Task } from "@benchmax/core";
+import { openaiPolicy, type Task } from "@benchmax/core";
+import { type FakeVllm, startFakeVllm } from "@benchmax/core/testing";
 import { type PlayServer, startPlay } from "@benchmax/report";
 import { calcEnv } from "@benchmax/server/testing";
 import { type Browser, chromium } from "playwright-core";
@@ -16,20 +17,38 @@ const GOLD = "1234567";
 const tasks: Task<string>[] = [{ id: "big", prompt: "What is 1234000 + 567?", groundTruth: GOLD }];
 
 let play: PlayServer;
+let played: PlayServer;
+let fake: FakeVllm;
 let browser: Browser | undefined;
-beforeAll(async () => {
+const explained = () => {
   const env = calcEnv();
   env.explainReward = (_id, messages, task) => ({
     extracted: String(messages.at(-1)?.content ?? ""),
     gold: String(task.groundTruth),
   });
-  play = await startPlay(env, { tasks });
+  return env;
+};
+beforeAll(async () => {
+  play = await startPlay(explained(), { tasks });
+  fake = await startFakeVllm();
+  // the fake vLLM calls add(2, 2) in Hermes text, then answers <answer>4</answer>
+  const policy = openaiPolicy({ model: "fake-model", baseURL: fake.url });
+  played = await startPlay(explained(), { tasks, policy, toolFormat: "hermes" });
   if (available) browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
 });
 afterAll(async () => {
   await browser?.close();
   await play?.close();
+  await played?.close();
+  await fake?.close();
 });
+
+const api = (server: PlayServer, path: string, body: unknown) =>
+  fetch(new URL(path, server.url), {
+    method: "POST",
+    headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 
 describe("benchmax play", () => {
   it("refuses a request without the token", async () => {
@@ -64,6 +83,66 @@ describe("benchmax play", () => {
       expect(await page.textContent("#result code.gold")).toBe(GOLD);
       mkdirSync(OUT, { recursive: true });
       const shot = join(OUT, "play-episode.png");
+      await page.screenshot({ path: shot, fullPage: true });
+      expect(statSync(shot).size).toBeGreaterThan(10_000);
+      await page.close();
+    },
+    60_000,
+  );
+
+  it("without a model, a model turn is refused; a written task needs a prompt, and a row needs the env's parser", async () => {
+    const start = await (await api(play, "/api/start", { taskId: "big" })).json();
+    const r = await api(play, "/api/model-step", { id: start.id });
+    expect(r.status).toBe(400);
+    expect((await r.json()).error).toMatch(/--endpoint/);
+    expect((await api(play, "/api/start", { custom: { prompt: "  " } })).status).toBe(400);
+    const row = await api(play, "/api/start", { custom: { row: '{"question": "q"}' } });
+    expect(row.status).toBe(400);
+    expect((await row.json()).error).toMatch(/reads no dataset rows/);
+  });
+
+  it.skipIf(!available)(
+    "a model behind an OpenAI-compatible endpoint plays a task written in the page; no response names the gold before the end",
+    async () => {
+      const WRITTEN_GOLD = "GOLD-7781";
+      const page = await browser!.newPage({ viewport: { width: 1300, height: 900 } });
+      const bodies: { url: string; text: string; state: string }[] = [];
+      const pending: Promise<void>[] = [];
+      page.on("response", (r) => {
+        pending.push(
+          (async () => {
+            const text = await r.text().catch(() => "");
+            bodies.push({ url: r.url(), text, state: text.includes('"done":true') ? "done" : "before" });
+          })(),
+        );
+      });
+      await page.goto(played.url);
+      await page.waitForSelector("body[data-ready]");
+      await page.click("#write-task summary");
+      await page.fill("#custom-prompt", "What is 2 + 2? Use the add tool.");
+      await page.fill("#custom-gold", WRITTEN_GOLD);
+      await page.click("#start-custom");
+      await page.waitForSelector('body[data-state="running"]');
+      await page.click("#model-step");
+      await page.waitForSelector('.msg[data-role="tool"]');
+      expect(await page.textContent('.msg[data-role="tool"] pre')).toBe("4");
+      await page.waitForSelector('body[data-model="idle"]');
+      await page.click("#model-step");
+      await page.waitForSelector('body[data-state="done"]');
+      await Promise.all(pending);
+      // every response before the one that ended the episode: the page, the start, the model's first turn
+      const before = bodies.filter((b) => b.state === "before");
+      expect(before.length).toBeGreaterThanOrEqual(3);
+      for (const b of before) expect(b.text, b.url).not.toContain(WRITTEN_GOLD);
+      // nor did the model see it
+      expect(fake.requests.length).toBe(2);
+      expect(JSON.stringify(fake.requests)).not.toContain(WRITTEN_GOLD);
+      expect(fake.requests[0]!.model).toBe("fake-model");
+      expect(await page.textContent("#result h3")).toBe("Episode ended: completed · reward 0");
+      expect(await page.textContent("#result code.extracted")).toBe("<answer>4</answer>");
+      expect(await page.textContent("#result code.gold")).toBe(WRITTEN_GOLD);
+      mkdirSync(OUT, { recursive: true });
+      const shot = join(OUT, "play-model-written-task.png");
       await page.screenshot({ path: shot, fullPage: true });
       expect(statSync(shot).size).toBeGreaterThan(10_000);
       await page.close();
