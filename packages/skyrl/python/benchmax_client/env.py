@@ -119,11 +119,20 @@ class BenchmaxEnv:
         return self.client.tasks(limit)
 
     # -- an episode -------------------------------------------------------------------------------------------
-    def reset(self, task_id: Optional[str] = None, task: Optional[Dict[str, Any]] = None, **_ignored: Any) -> Dict[str, Any]:
+    def reset(
+        self,
+        task_id: Optional[str] = None,
+        task: Optional[Dict[str, Any]] = None,
+        trainer_step: Optional[int] = None,
+        group_id: Optional[str] = None,
+        **_ignored: Any,
+    ) -> Dict[str, Any]:
         """Start an episode on the server's task `task_id` (or an inline `task`, or the server's next task):
-        `{episode_id, task_id, messages, tools}`. Other keyword arguments (a dataset row's fields) are ignored."""
+        `{episode_id, task_id, messages, tools}`. `trainer_step` (SkyRL's global step, the cookbook's batch index)
+        and `group_id` tag it in a `serve --record` recording. Other keyword arguments (a dataset row's fields) are
+        ignored."""
         self.release()
-        self.rollout, obs = self.client.reset(task_id, task)
+        self.rollout, obs = self.client.reset(task_id, task, trainer_step=trainer_step, group_id=group_id)
         self.messages = [dict(m) for m in obs.get("messages") or []]
         self.done = False
         self.final = None
@@ -131,11 +140,18 @@ class BenchmaxEnv:
             self._tools = list(obs["tools"])
         return obs
 
-    def start(self, task_id: Optional[str] = None, task: Optional[Dict[str, Any]] = None, max_turns: Optional[int] = None) -> Rollout:
+    def start(
+        self,
+        task_id: Optional[str] = None,
+        task: Optional[Dict[str, Any]] = None,
+        max_turns: Optional[int] = None,
+        trainer_step: Optional[int] = None,
+        group_id: Optional[str] = None,
+    ) -> Rollout:
         """Start an episode without its first messages (the trainer has the prompt): the rollout API's create, which
-        also takes a server-enforced turn limit."""
+        also takes a server-enforced turn limit; `trainer_step` / `group_id` tag it as in `reset`."""
         self.release()
-        self.rollout = self.client.create_rollout(task_id, task, max_turns)
+        self.rollout = self.client.create_rollout(task_id, task, max_turns, trainer_step=trainer_step, group_id=group_id)
         self.messages = []
         self.done = False
         self.final = None

@@ -87,6 +87,19 @@ class _Connection:
                 self.conn = None
 
 
+
+def _tag(body: Dict[str, Any], trainer_step: Optional[int], group_id: Optional[str]) -> None:
+    """Put the trainer step and group id under the request's `metadata` (what `serve --record` reads)."""
+    meta: Dict[str, Any] = {}
+    if trainer_step is not None:
+        if isinstance(trainer_step, bool) or not isinstance(trainer_step, (int, float)):
+            raise TypeError("trainer_step must be a number, got %r" % (trainer_step,))
+        meta["trainer_step"] = trainer_step
+    if group_id is not None:
+        meta["group_id"] = str(group_id)
+    if meta:
+        body["metadata"] = meta
+
 class BenchmaxClient:
     """Talks to one or more env servers (a fleet): new rollouts go to a live endpoint, later calls stay on it.
 
@@ -215,11 +228,18 @@ class BenchmaxClient:
         raise BenchmaxInfraError("no endpoint answered /metadata: " + "; ".join(errors))
 
     def create_rollout(
-        self, task_id: Optional[str] = None, task: Optional[Dict[str, Any]] = None, max_turns: Optional[int] = None
+        self,
+        task_id: Optional[str] = None,
+        task: Optional[Dict[str, Any]] = None,
+        max_turns: Optional[int] = None,
+        trainer_step: Optional[int] = None,
+        group_id: Optional[str] = None,
     ) -> Rollout:
         """A rollout on the next live endpoint: the server's task `task_id`, else the inline `task`.
 
         `max_turns`: the server's episode engine ends the episode (scored, `truncated`) at that many replies.
+        `trainer_step` (SkyRL's global step, the cookbook's batch index) and `group_id` tag the rollout in a
+        `serve --record` recording (its reward curve by step).
         """
         body: Dict[str, Any] = {}
         if task_id is not None:
@@ -228,17 +248,26 @@ class BenchmaxClient:
             body["task"] = task
         if max_turns is not None:
             body["maxTurns"] = int(max_turns)
+        _tag(body, trainer_step, group_id)
         ep, res = self._post_new("/v1/rollouts", body, "creating a rollout", "no env server could create a rollout")
         return _rollout(ep, res, task_id or "")
 
-    def reset(self, task_id: Optional[str] = None, task: Optional[Dict[str, Any]] = None) -> Tuple[Rollout, Dict[str, Any]]:
+    def reset(
+        self,
+        task_id: Optional[str] = None,
+        task: Optional[Dict[str, Any]] = None,
+        trainer_step: Optional[int] = None,
+        group_id: Optional[str] = None,
+    ) -> Tuple[Rollout, Dict[str, Any]]:
         """OpenEnv `POST /reset` on the next live endpoint: (the rollout, its observation `{episode_id, task_id,
-        messages, tools}`: the first messages with the env's system prompt and tools section, and the task)."""
+        messages, tools}`: the first messages with the env's system prompt and tools section, and the task).
+        `trainer_step` / `group_id` tag it as in `create_rollout`."""
         body: Dict[str, Any] = {}
         if task_id is not None:
             body["task_id"] = task_id
         if task is not None:
             body["task"] = task
+        _tag(body, trainer_step, group_id)
         ep, res = self._post_new("/reset", body, "POST /reset", "no env server could reset an episode")
         obs = res["observation"]
         system = next((m.get("content") for m in obs.get("messages") or [] if m.get("role") == "system"), "")

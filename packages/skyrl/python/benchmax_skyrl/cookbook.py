@@ -252,10 +252,12 @@ class BenchmaxEnvGroupBuilder:
         tags: Optional[List[str]] = None,
         stop_condition: Optional[List[Any]] = None,
         renderer_tools: Any = False,
+        trainer_step: Optional[int] = None,
     ):
         """`renderer_tools`: announce tools the renderer's way (`create_conversation_prefix_with_tools`): True takes
         the env server's tools (`/metadata`), a list gives them ({name, description, parameters}); the prompt's
-        system message becomes the prefix's system prompt."""
+        system message becomes the prefix's system prompt. `trainer_step` (the batch index `RLDataset.get_batch`
+        was given) tags the group's rollouts in a `serve --record` recording."""
         if group_size < 1:
             raise ValueError("group_size must be >= 1, got %r" % (group_size,))
         if task_id is None and task is None:
@@ -271,6 +273,7 @@ class BenchmaxEnvGroupBuilder:
         self.tags = list(tags or ["benchmax"])
         self.stop_condition = stop_condition
         self.renderer_tools = renderer_tools
+        self.trainer_step = trainer_step
         self._client: Optional[BenchmaxClient] = None
         self._rollouts: List[Rollout] = []
         self._episodes: List[BenchmaxTextEnv] = []
@@ -290,7 +293,7 @@ class BenchmaxEnvGroupBuilder:
 
     def _setup(self) -> List[Rollout]:
         c = self.client()
-        first = c.create_rollout(self.task_id, self.task, self.max_turns)
+        first = c.create_rollout(self.task_id, self.task, self.max_turns, trainer_step=self.trainer_step)
         rollouts = [first]
         if self.group_size > 1:
             try:
@@ -415,7 +418,7 @@ class BenchmaxRLDataset:
         self.max_turns = int(max_turns)
         self.token = token
 
-    def builder(self, row: Dict[str, Any]) -> BenchmaxEnvGroupBuilder:
+    def builder(self, row: Dict[str, Any], trainer_step: Optional[int] = None) -> BenchmaxEnvGroupBuilder:
         import json
 
         info = row.get("extra_info") or {}
@@ -433,13 +436,15 @@ class BenchmaxRLDataset:
             max_turns=self.max_turns,
             token=self.token,
             tags=[env, "benchmax"],
+            trainer_step=trainer_step,
         )
 
     def get_batch(self, index: int) -> Sequence[BenchmaxEnvGroupBuilder]:
         if not 0 <= index < len(self):
             raise IndexError("batch %d of %d" % (index, len(self)))
         start = index * self.batch_size
-        return [self.builder(r) for r in self.rows[start : start + self.batch_size]]
+        # the batch index is the cookbook's training step: it tags every rollout of the batch
+        return [self.builder(r, trainer_step=index) for r in self.rows[start : start + self.batch_size]]
 
     def __len__(self) -> int:
         return len(self.rows) // self.batch_size

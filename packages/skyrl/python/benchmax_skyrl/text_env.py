@@ -99,6 +99,12 @@ class BenchmaxTextEnv(BaseTextEnv):
             except ValueError:
                 task = None
         self.task: Optional[Dict[str, Any]] = task if isinstance(task, dict) else None
+        # SkyRL's global step, when the caller put it in the extras (or BENCHMAX_TRAINER_STEP): tags the recording
+        step = ex.get("trainer_step", info.get("trainer_step", ex.get("global_step", os.environ.get("BENCHMAX_TRAINER_STEP"))))
+        try:
+            self.trainer_step: Optional[int] = int(step) if step is not None and str(step).strip() != "" else None
+        except (TypeError, ValueError):
+            self.trainer_step = None
         self.observation_role = str(cfg.get("observation_role") or os.environ.get("BENCHMAX_OBSERVATION_ROLE") or "user")
         self._own_client = client is None
         self.client = client or BenchmaxClient(
@@ -119,7 +125,7 @@ class BenchmaxTextEnv(BaseTextEnv):
             raise BenchmaxError("no task: the row's extra_info needs task_id (benchmax export skyrl writes it)")
         self.messages = [dict(m) for m in prompt]
         try:
-            self.rollout = self._guard(lambda: self.client.create_rollout(self.task_id, self.task, self.max_turns))
+            self.rollout = self._guard(lambda: self.client.create_rollout(self.task_id, self.task, self.max_turns, trainer_step=self.trainer_step))
         except BaseException:
             self.close()  # SkyRL will not call close() after a failed init
             raise
