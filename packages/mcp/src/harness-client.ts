@@ -1,5 +1,5 @@
 import { EnvError, InfraError, type Message } from "@benchmax/core";
-import type { RewardOutcome } from "./mcp-rollouts.js";
+import type { RewardOutcome } from "./serve-mcp.js";
 
 /** A rollout the harness made on a `serveMcpHttp` server: its id and its capability token. */
 export interface HarnessRollout {
