@@ -1,5 +1,6 @@
 /** A worker thread of the compare pool: runs `compareWorkbooks` (with its recalculation) off the main thread. */
 import { parentPort } from "node:worker_threads";
+import { BookHost, type BookJob, type ReplayJob } from "./book-host.js";
 import { type CompareOptions, compareWorkbooks } from "./compare.js";
 import { inspectXlsx } from "./xlsx-inspect.js";
 
@@ -13,7 +14,19 @@ interface Job {
   options: CompareOptions;
 }
 
-parentPort?.on("message", (job: Job) => {
+let host: BookHost | undefined;
+
+parentPort?.on("message", (job: Job | BookJob | ReplayJob | { kind: "drop"; file: string }) => {
+  // the book pool's jobs (book-pool.ts): the structured tools' workbooks, one job at a time per worker
+  if (job.kind === "drop") {
+    host?.drop(job.file);
+    return;
+  }
+  if (job.kind === "book" || job.kind === "replay") {
+    host ??= new BookHost();
+    void host.run(job).then((reply) => parentPort!.postMessage({ reply }));
+    return;
+  }
   try {
     if (job.kind === "inspect") {
       const b = job.bytes!;

@@ -12,6 +12,8 @@ import {
   UsageError,
   Workspace,
 } from "@benchmax/core";
+import { excelArtifacts, restoreExcelArtifacts } from "./artifacts.js";
+import { dropBook } from "./book-pool.js";
 import { type ExcelTask, fixturesDir, loadExcelTasks, parseExcelRow } from "./dataset.js";
 import { explainCases } from "./explain.js";
 import { findSoffice, LibreOfficeRecalc } from "./libreoffice.js";
@@ -210,7 +212,7 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
       const ws = await Workspace.create({ prefix: `excel-${rolloutId}` });
       try {
         await ws.copyIn(input, WORKBOOK_FILE);
-        return { task, ws, dirty: false, stale: false, calls: [], endsAt: performance.now() + deadlineMs };
+        return { task, ws, version: 0, stale: false, calls: [], endsAt: performance.now() + deadlineMs };
       } catch (e) {
         await ws.remove();
         throw e;
@@ -222,7 +224,7 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
       return {
         task: state.task,
         base,
-        dirty: false,
+        version: 0,
         stale: state.stale,
         modelFile: state.modelFile,
         calls: structuredClone(state.calls),
@@ -231,7 +233,7 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
     },
     async releaseState(state, rolloutId) {
       scored.delete(rolloutId);
-      state.wb = undefined;
+      if (state.ws) dropBook(state.ws.resolve(WORKBOOK_FILE));
       await dropSnapshot(state.base);
       await dropSnapshot(state.forkSnapshot);
       state.base = state.forkSnapshot = undefined;
@@ -249,6 +251,10 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
       return cases && explainCases(cases);
     },
     rewardWeights: { pass: 1, soft: 0 },
+    // the reward reads the final workbook: eval and serve --record keep it, and rescore puts it back
+    rewardReads: "state",
+    artifacts: (state) => excelArtifacts(state),
+    restoreArtifacts: (state, artifacts) => restoreExcelArtifacts(state, artifacts),
     loadTasks: (source, o) => loadExcelTasks(source ?? opts.dataset, o),
     parseTask: (row, where) => parseExcelRow(row, where),
     referencePolicy: () => excelReferencePolicy(),

@@ -155,7 +155,6 @@ async function inputUnscorable(
  * a worker, recalculated lazily there), never parsed on the env's thread; a refused file fails the case.
  */
 async function rolloutOutput(state: ExcelState, scorer: Scorer): Promise<Buffer> {
-  if (state.wb) return finalBytes(state.wb, scorer);
   const bytes = await workbookBytes(state);
   if (state.modelFile) {
     const why = await modelFileProblem(bytes);
@@ -191,12 +190,17 @@ export async function scoreRollout(
           });
           if (state.calls.length === 0) output = input;
           else {
-            const wb = await loadWorkbook(input, `test case ${n} input`);
-            const after = await replayCalls(wb, state.calls, cfg, async () => {
-              const ws = await Workspace.create({ prefix: "excel-replay" });
-              scratch.push(ws);
-              return ws;
-            });
+            const after = await replayCalls(
+              input,
+              state.calls,
+              cfg,
+              async () => {
+                const ws = await Workspace.create({ prefix: "excel-replay" });
+                scratch.push(ws);
+                return ws;
+              },
+              `test case ${n} input`,
+            );
             output = await finalBytes(after, scorer);
           }
         }

@@ -3,15 +3,17 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { type Tool, ToolError, tool, Workspace } from "@benchmax/core";
 import { z } from "zod";
+import type { BookReply } from "./book-host.js";
+import { bookAsync } from "./book-pool.js";
 import { inspectAsync } from "./compare-pool.js";
 import type { ExcelTask } from "./dataset.js";
-import { RecalcBudgetError } from "./formula-engine.js";
-import { applyOp, listSheets, MUTATING, type OpName, readRange, schemas } from "./operations.js";
-import { recalcWorkbook } from "./recalc.js";
+import { MUTATING, type OpName, schemas } from "./operations.js";
 import { type RunCodeOptions, runCode } from "./run-code.js";
 import { type RunPythonOptions, runPython } from "./run-python.js";
 import { flushInterpreters } from "./sandbox/interpreters.js";
-import { loadWorkbook, saveWorkbook, type Workbook, WorkbookError } from "./workbook.js";
+import { WorkbookError } from "./workbook.js";
+
+export { TOOL_RECALC_BUDGET, toolRecalc } from "./book-host.js";
 
 export type RecalcMode = "embedded" | "libreoffice" | "none";
 
@@ -40,10 +42,11 @@ export interface ExcelState {
   base?: Snapshot;
   /** The parent's snapshot for its forks, valid until the parent changes its workbook. */
   forkSnapshot?: Snapshot;
-  /** The workbook in memory, loaded on first use. */
-  wb?: Workbook;
-  /** The in-memory workbook differs from `file`. */
-  dirty: boolean;
+  /**
+   * The version of the rollout's file as this rollout knows it: bumped whenever something rewrote the file (a
+   * structured call, a code call), so the book worker's cached parse of it is used only while it is current.
+   */
+  version: number;
   /** Formulas may need recalculation before values are shown. */
   stale: boolean;
   /** The file was last written by the model's code (run_code/run_python): inspect it before parsing it. */
@@ -78,46 +81,12 @@ export async function workbookBytes(state: ExcelState): Promise<Buffer> {
   throw new Error("excel: rollout state has neither a workspace nor a snapshot");
 }
 
-/**
- * The rollout's workbook in exceljs, loaded on first use. A file the model's code wrote is first inspected on a
- * worker thread (a real xlsx, bounded bytes and cells, no DTD): what fails is a tool error the model reads.
- */
-export async function workbookOf(state: ExcelState): Promise<Workbook> {
-  if (state.wb) return state.wb;
-  const bytes = await workbookBytes(state);
-  if (state.modelFile) {
-    const why = await modelFileProblem(bytes);
-    if (why) throw new ToolError(`the workbook file your code wrote cannot be opened: ${why}`);
-  }
-  try {
-    state.wb = await loadWorkbook(bytes, state.modelFile ? "the workbook file your code wrote" : "the task workbook");
-  } catch (e) {
-    if (e instanceof WorkbookError && state.modelFile) throw new ToolError(e.message);
-    throw e;
-  }
-  return state.wb;
-}
-
 /** Why a model-written workbook file may not be parsed (on a worker thread), or undefined. */
 export async function modelFileProblem(bytes: Buffer): Promise<string | undefined> {
   try {
     return await inspectAsync(bytes);
   } catch (e) {
     return (e as Error).message;
-  }
-}
-
-/** The tools' recalculation bounds (it runs on the env's thread): past them the model gets a warning. */
-export const TOOL_RECALC_BUDGET = { budgetMs: 5_000, maxCells: 200_000 };
-
-/** Recalculate for a tool; a workbook past the budget gets a warning instead of values, never a crash. */
-export function toolRecalc(wb: Workbook): string[] {
-  try {
-    return recalcWorkbook(wb, TOOL_RECALC_BUDGET).errors;
-  } catch (e) {
-    if (e instanceof RecalcBudgetError)
-      return [`${e.message}; formula values are not shown (the scorer recalculates the answer cells)`];
-    throw e;
   }
 }
 
@@ -139,22 +108,19 @@ export async function ownFile(state: ExcelState): Promise<string> {
   return state.ws.resolve(WORKBOOK_FILE);
 }
 
-/** Write the in-memory workbook back to the rollout's own file when it changed. */
-export async function flush(state: ExcelState): Promise<void> {
-  if (state.wb && state.dirty) {
-    const file = await ownFile(state);
-    await writeFile(file, await saveWorkbook(state.wb));
-    state.dirty = false;
-  }
+/** The file a structured call reads: the rollout's own, or the shared snapshot of a fork child. */
+function readableFile(state: ExcelState): string {
+  if (state.ws) return state.ws.resolve(WORKBOOK_FILE);
+  if (state.base) return state.base.file;
+  throw new Error("excel: rollout state has neither a workspace nor a snapshot");
 }
 
 /** A snapshot of the rollout's current workbook for its fork children (one copy per group). */
 export async function snapshotFor(state: ExcelState): Promise<Snapshot> {
-  if (state.base && !state.ws && !state.dirty) {
+  if (state.base && !state.ws) {
     state.base.refs++;
     return state.base;
   }
-  await flush(state);
   await flushInterpreters(state.ws?.dir);
   if (!state.forkSnapshot) {
     const ws = await Workspace.create({ prefix: "excel-snapshot" });
@@ -171,14 +137,6 @@ function invalidateSnapshot(state: ExcelState): void {
     void dropSnapshot(state.forkSnapshot);
     state.forkSnapshot = undefined;
   }
-}
-
-function refresh(state: ExcelState, wb: Workbook, cfg: ToolConfig): string[] {
-  if (cfg.recalc === "embedded" && state.stale) {
-    state.stale = false;
-    return toolRecalc(wb);
-  }
-  return [];
 }
 
 const descriptions: Record<OpName, string> = {
@@ -210,25 +168,28 @@ export function excelTools(cfg: ToolConfig): Tool<ExcelState, any>[] {
         description: descriptions[name],
         parameters: schemas[name],
         async execute(args: Record<string, unknown>, { state }) {
-          const wb = await workbookOf(state);
-          if (name === "list_sheets") return listSheets(wb);
-          if (name === "read_range") {
-            const budget = refresh(state, wb, cfg).filter((e) => e.includes("budget"));
-            const out = readRange(wb, args as never);
-            return budget.length ? `${out}\nwarning: ${budget.join("; ")}` : out;
+          // the workbook is parsed, changed and recalculated on a book worker (book-pool.ts), never on this thread
+          const mutating = MUTATING.has(name);
+          const file = mutating ? await ownFile(state) : readableFile(state);
+          await flushInterpreters(state.ws?.dir); // run_code's deferred saves reach the file first
+          const r = await bookAsync({
+            kind: "book",
+            file,
+            version: state.version,
+            op: name,
+            args,
+            modelFile: !!state.modelFile,
+            stale: state.stale,
+            embedded: cfg.recalc === "embedded",
+          });
+          checkReply(r);
+          if (r.wrote) {
+            state.version++;
+            invalidateSnapshot(state);
+            state.stale = !r.fresh;
+            state.calls.push({ name, arguments: structuredClone(args) });
           }
-          const out = applyOp(wb, name, args);
-          invalidateSnapshot(state);
-          state.dirty = true;
-          state.stale = true;
-          state.calls.push({ name, arguments: structuredClone(args) });
-          let text = out.text;
-          if (out.wroteFormula && cfg.recalc === "embedded") {
-            const errors = toolRecalc(wb);
-            state.stale = false;
-            if (errors.length) text += `\nwarning: ${errors.join("; ")}`;
-          }
-          return text;
+          return r.text ?? "";
         },
       }),
     );
@@ -255,12 +216,10 @@ function codeTool(
     parameters: z.object({ code: z.string().min(1).max(100_000) }),
     timeoutMs: timeoutMs + 10_000,
     async execute(args: { code: string }, { state }) {
-      await flush(state);
       const file = await ownFile(state);
       invalidateSnapshot(state);
       const { output } = await run(file, state.ws!.dir, args.code, state.endsAt);
-      state.wb = undefined; // reload the rewritten file on next use
-      state.dirty = false;
+      state.version++; // the book worker parses the rewritten file again on next use
       state.stale = true;
       state.modelFile = true;
       state.calls.push({ name, arguments: { code: args.code } });
@@ -297,44 +256,67 @@ function runPythonTool(cfg: ToolConfig): Tool<ExcelState, any> {
   );
 }
 
+/** A book worker's reply: the model's error as a ToolError, the env's as an Error. */
+function checkReply(r: BookReply): void {
+  if (r.toolError !== undefined) throw new ToolError(r.toolError);
+  if (r.error !== undefined) throw new Error(r.error);
+}
+
 /**
- * Apply recorded calls to another test case's workbook (the same tools, the same order). After a code call the
- * result stays the file the code wrote (inspected on a worker) until a structured call needs it in exceljs.
+ * Apply recorded calls to another test case's workbook bytes (the same tools, the same order): runs of structured
+ * calls on a book worker, code calls in the case's own live interpreter. Returns the resulting workbook's bytes.
  */
 export async function replayCalls(
-  wb: Workbook,
+  input: Buffer,
   calls: RecordedCall[],
   cfg: ToolConfig,
   scratch: () => Promise<Workspace>,
-): Promise<Workbook | Buffer> {
-  let current: Workbook | Buffer = wb;
-  const asWorkbook = async (what: string): Promise<Workbook> => {
-    if (!Buffer.isBuffer(current)) return current;
-    return loadWorkbook(current, what);
-  };
+  what = "the test case input",
+): Promise<Buffer> {
+  let current = input;
+  let fromModel = false;
   let replayWs: Workspace | undefined;
-  for (const [i, call] of calls.entries()) {
-    try {
-      if (call.name === "run_code" || call.name === "run_python") {
+  for (let i = 0; i < calls.length; ) {
+    const call = calls[i]!;
+    if (call.name === "run_code" || call.name === "run_python") {
+      try {
         const ws = (replayWs ??= await scratch()); // one folder: the replayed calls share one live interpreter
         const file = ws.resolve(WORKBOOK_FILE);
-        await writeFile(file, Buffer.isBuffer(current) ? current : await saveWorkbook(current));
+        await writeFile(file, current);
         if (call.name === "run_code") await runCode(file, ws.dir, String(call.arguments.code), cfg.runCode);
         else await runPython(file, ws.dir, String(call.arguments.code), cfg.runPython);
         const bytes = await ws.readFile(WORKBOOK_FILE);
         const why = await modelFileProblem(bytes);
         if (why) throw new WorkbookError(`the workbook after ${call.name} cannot be opened: ${why}`);
         current = bytes;
-      } else if (MUTATING.has(call.name)) {
-        const schema = schemas[call.name as OpName];
-        const book = await asWorkbook(`the workbook after call #${i}`);
-        current = book;
-        applyOp(book, call.name, schema.parse(call.arguments) as Record<string, unknown>);
+        fromModel = true;
+      } catch (e) {
+        const msg = e instanceof ToolError || (e instanceof Error && e.name === "ToolError") ? e.message : String(e);
+        throw new ReplayError(`replaying call #${i + 1} (${call.name}) failed: ${msg}`);
       }
-    } catch (e) {
-      const msg = e instanceof ToolError || (e instanceof Error && e.name === "ToolError") ? e.message : String(e);
-      throw new ReplayError(`replaying call #${i + 1} (${call.name}) failed: ${msg}`);
+      i++;
+      continue;
     }
+    if (!MUTATING.has(call.name)) {
+      i++;
+      continue;
+    }
+    // a run of structured calls: one job on a book worker
+    let j = i;
+    while (j < calls.length && MUTATING.has(calls[j]!.name) && calls[j]!.name !== "run_code") j++;
+    const r = await bookAsync({
+      kind: "replay",
+      bytes: new Uint8Array(current.buffer, current.byteOffset, current.byteLength),
+      calls: calls.slice(i, j).map((c) => ({ name: c.name, arguments: c.arguments })),
+      first: i,
+      what: i === 0 ? what : `the workbook after call #${i}`,
+      modelFile: fromModel,
+    });
+    if (r.replayError !== undefined) throw new ReplayError(r.replayError);
+    if (r.toolError !== undefined) throw new ReplayError(`replaying calls #${i + 1}–#${j} failed: ${r.toolError}`);
+    checkReply(r);
+    current = Buffer.from(r.bytes!.buffer, r.bytes!.byteOffset, r.bytes!.byteLength);
+    i = j;
   }
   return current;
 }
