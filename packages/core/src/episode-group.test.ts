@@ -69,6 +69,18 @@ describe("EpisodeGroup set-up", () => {
     expect(state.size).toBe(0);
   });
 
+  it("forked members get an episode only when asked for; close frees the forked state of the others", async () => {
+    const { env, log, state } = groupEnv();
+    const g = new EpisodeGroup(env, task, { rolloutIds: ids(3) });
+    const first = await g.member(0);
+    expect(first.rolloutId).toBe("t#0");
+    expect([...state.keys()]).toEqual(ids(3));
+    await g.member(2);
+    await g.close();
+    expect(log.filter((l) => l.startsWith("release")).sort()).toEqual(["release t#0", "release t#1", "release t#2"]);
+    expect(state.size).toBe(0);
+  });
+
   it("without fork (or with fork: false) each member inits on its own, on demand", async () => {
     const { env, log } = groupEnv({ fork: undefined });
     const g = new EpisodeGroup(env, task, { rolloutIds: ids(3) });

@@ -125,7 +125,8 @@ export function scoreGroup<T extends Task>(
  */
 export class EpisodeGroup<T extends Task = Task> {
   private readonly started: (Promise<Episode<T>> | undefined)[];
-  private setup: Promise<Episode<T>[] | undefined> | undefined;
+  /** The fork set-up: the first member, or undefined when it failed (every member then inits on its own). */
+  private setup: Promise<Episode<T> | undefined> | undefined;
   private finishing: Promise<GroupMemberEnd[]> | undefined;
   private closing: Promise<void> | undefined;
 
@@ -194,36 +195,48 @@ export class EpisodeGroup<T extends Task = Task> {
   private async startMember(k: number): Promise<Episode<T>> {
     if (this.usesFork) {
       this.setup ??= this.forkAll();
-      const forked = await this.setup;
-      if (forked) return forked[k]!;
+      const first = await this.setup;
+      // a forked member's episode is made when it is asked for: its clock (deadline, duration) starts then
+      if (first) return k === 0 ? first : Episode.start(this.env, this.task, this.optionsOf(k, true));
     }
     return Episode.start(this.env, this.task, this.optionsOf(k, false));
   }
 
-  /** init the first member and fork it to the rest; undefined (everything released) when that fails. */
-  private async forkAll(): Promise<Episode<T>[] | undefined> {
+  /**
+   * init the first member and fork its state to every other id (`env.fork` under `initTimeoutMs`); undefined, with
+   * everything released, when that fails.
+   */
+  private async forkAll(): Promise<Episode<T> | undefined> {
     const first = await Episode.start(this.env, this.task, this.optionsOf(0, false));
+    const ids = this.options.rolloutIds.slice(1);
     if (!first.done) {
-      const ids = this.options.rolloutIds.slice(1);
+      const ms = this.options.initTimeoutMs ?? DEFAULT_TIMEOUTS.initMs;
       try {
-        const rest = await first.fork(
-          ids,
-          ids.map((_, i) => ({ sample: this.options.samples?.[i + 1] ?? i + 1 })),
+        await withTimeout(
+          Promise.resolve(this.env.fork!(first.rolloutId, ids)),
+          ms,
+          () => new EnvError(`${this.env.name}.fork did not return within ${ms} ms`),
         );
-        return [first, ...rest];
+        return first;
       } catch {
         // a fork that failed part way may have created some children: free every id it was given
-        const ms = this.options.releaseTimeoutMs ?? DEFAULT_TIMEOUTS.releaseMs;
-        for (const id of ids) {
-          await withTimeout(Promise.resolve(this.env.release(id)), ms, () => new EnvError("release timed out")).catch(
-            () => {},
-          );
-        }
+        await this.releaseIds(ids);
       }
     }
     // the first member's state is dropped: every member inits on its own
     await first.close();
     return undefined;
+  }
+
+  private async releaseIds(ids: string[]): Promise<void> {
+    const ms = this.options.releaseTimeoutMs ?? DEFAULT_TIMEOUTS.releaseMs;
+    for (const id of ids) {
+      await withTimeout(
+        Promise.resolve(this.env.release(id)),
+        ms,
+        () => new EnvError(`${this.env.name}.release did not return within ${ms} ms`),
+      ).catch(() => {});
+    }
   }
 
   /**
@@ -262,9 +275,10 @@ export class EpisodeGroup<T extends Task = Task> {
   close(): Promise<void> {
     this.closing ??= (async () => {
       const forked = this.setup ? await this.setup : undefined;
+      // forked state of members never asked for is freed here (they have no episode)
+      const untaken = forked ? this.options.rolloutIds.filter((_, k) => !this.started[k]) : [];
       const eps = await Promise.all(this.started.filter((p) => p !== undefined));
-      const all = new Set([...eps, ...(forked ?? [])]);
-      await Promise.all([...all].map((ep) => ep.close()));
+      await Promise.all([...eps.map((ep) => ep.close()), this.releaseIds(untaken)]);
     })();
     return this.closing;
   }

@@ -171,10 +171,10 @@ describe("Episode, driven step by step", () => {
     expect(ep.result()).toMatchObject({ outcome: "infra_error", error: expect.stringMatching(/closed before/) });
   });
 
-  it("fail() ends it with the error's outcome", async () => {
+  it("finish({error}) ends it with the error's outcome", async () => {
     const { env } = fakeEnv();
     const ep = await Episode.start(env, task);
-    ep.fail(new InfraError("503"));
+    await ep.finish({ error: new InfraError("503") });
     expect(await ep.finish()).toMatchObject({ outcome: "infra_error", error: "InfraError: 503" });
   });
 });

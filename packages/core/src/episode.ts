@@ -83,6 +83,16 @@ export interface EpisodeEnd {
   error?: string;
 }
 
+/** How `finish` ends an episode that is still running (see `Episode.finish`). */
+export interface FinishOptions {
+  /** Score this conversation rather than the episode's own. */
+  messages?: Message[];
+  /** End as truncated by this limit, then score. */
+  truncatedBy?: TruncatedBy;
+  /** End with an error outcome and no reward: infra_error for an InfraError, else env_error. */
+  error?: unknown;
+}
+
 export interface StepResult extends Partial<EpisodeEnd> {
   /** The tool messages this step appended to the conversation, in call order. */
   observations: ToolMessage[];
@@ -318,7 +328,7 @@ export class Episode<T extends Task = Task> {
     return this.advance(reply);
   }
 
-  /** The body of a step: the same pieces `runRollout` drives directly (`actions`, `takeReply`, `runCall`, `endTurn`). */
+  /** The body of a step: env action parsing, the reply taken, its calls run in order, then the limits. */
   private async advance(reply: PolicyReply): Promise<StepResult> {
     const observations: ToolMessage[] = [];
     const tools: ToolOutcome[] = [];
@@ -345,20 +355,17 @@ export class Episode<T extends Task = Task> {
     return { observations, tools, done: true, ...(await this.finish()) };
   }
 
-  /**
-   * A driver's piece of a step: the env's own action parsing of a reply (`env.parseActions`), before the reply is
-   * taken. A value, a promise, or undefined when the env has none.
-   */
-  actions(reply: PolicyReply): ToolCallItem[] | undefined | Promise<ToolCallItem[] | undefined> {
+  /** The env's own action parsing of a reply (`env.parseActions`), before the reply is taken. */
+  private actions(reply: PolicyReply): ToolCallItem[] | undefined | Promise<ToolCallItem[] | undefined> {
     return this.env.parseActions?.(reply.message, this.r.turns);
   }
 
   /**
-   * A driver's piece of a step: append the reply, count the turn and its usage, find its tool calls (`actions`
-   * from `actions()`, else native or Hermes calls). Returns the calls to run, or undefined when the episode ended
-   * (no call: completed, or truncated by max_tokens; lastTurnTools "skip" on the last turn: truncated).
+   * Append the reply, count the turn and its usage, find its tool calls (`actions` from `actions()`, else native or
+   * Hermes calls). Returns the calls to run, or undefined when the episode ended (no call: completed, or truncated
+   * by max_tokens; lastTurnTools "skip" on the last turn: truncated).
    */
-  takeReply(
+  private takeReply(
     reply: PolicyReply,
     actions: ToolCallItem[] | undefined,
   ): { items: ToolCallItem[]; overTokens: boolean } | undefined {
@@ -404,11 +411,10 @@ export class Episode<T extends Task = Task> {
   }
 
   /**
-   * A driver's piece of a step: run one call of the reply (a malformed one becomes an error observation) and append
-   * its observation. False when the deadline ran out during the call (the episode ended truncated). Env failures
+   * Run one call of the reply (a malformed one becomes an error observation) and append its observation. False when the deadline ran out during the call (the episode ended truncated). Env failures
    * are thrown (the driver fails the episode with them).
    */
-  runCall(item: ToolCallItem, observations?: ToolMessage[], tools?: ToolOutcome[]): true | Promise<boolean> {
+  private runCall(item: ToolCallItem, observations?: ToolMessage[], tools?: ToolOutcome[]): true | Promise<boolean> {
     if ("error" in item) {
       const { id, name, message } = item.error;
       this.observe(id, name, { content: `Error: ${message}`, isError: true }, observations, tools);
@@ -466,8 +472,8 @@ export class Episode<T extends Task = Task> {
     });
   }
 
-  /** A driver's piece of a step, after its calls: the token, turn and deadline limits. True while it goes on. */
-  endTurn(overTokens: boolean): boolean {
+  /** After a reply's calls: the token, turn and deadline limits. True while the episode goes on. */
+  private endTurn(overTokens: boolean): boolean {
     if (overTokens) {
       this.truncate("max_tokens");
       return false;
@@ -550,18 +556,12 @@ export class Episode<T extends Task = Task> {
     return this.ended;
   }
 
-  /** End the episode as truncated (e.g. the policy ran past the deadline). No-op once it ended. */
-  truncate(by: TruncatedBy): void {
+  /** End the episode as truncated. No-op once it ended. */
+  private truncate(by: TruncatedBy): void {
     if (this.ended) return;
     this.r.outcome = "truncated";
     this.r.truncatedBy = by;
     this.ended = true;
-  }
-
-  /** End the episode with an error outcome (infra_error for an InfraError, else env_error); no reward. */
-  fail(error: unknown): void {
-    if (this.finishing) return;
-    this.failWith(error);
   }
 
   private failWith(e: unknown): void {
@@ -576,11 +576,18 @@ export class Episode<T extends Task = Task> {
 
   /**
    * End the episode (if still running, as completed) and score it once: `env.computeReward` under
-   * `rewardTimeoutMs`, every component finite, combined with the env's weights. Idempotent. `messages` scores
-   * another conversation than the episode's own (a client that keeps its own).
+   * `rewardTimeoutMs`, every component finite, combined with the env's weights. Idempotent: once finishing, later
+   * calls return the same end and their options are ignored. `messages` (or `{messages}`) scores another
+   * conversation than the episode's own (a client that keeps its own); `{truncatedBy}` ends a running episode as
+   * truncated (a policy that answered past the deadline) before scoring; `{error}` ends it with an error outcome
+   * and no reward (infra_error for an InfraError, such as a failed policy; else env_error).
    */
-  finish(messages?: Message[]): Promise<EpisodeEnd> {
-    this.finishing ??= this.score(messages);
+  finish(how?: Message[] | FinishOptions): Promise<EpisodeEnd> {
+    if (this.finishing) return this.finishing;
+    const o: FinishOptions | undefined = Array.isArray(how) ? { messages: how } : how;
+    if (o?.error !== undefined) this.failWith(o.error);
+    else if (o?.truncatedBy) this.truncate(o.truncatedBy);
+    this.finishing = this.score(o?.messages);
     return this.finishing;
   }
 
@@ -609,11 +616,15 @@ export class Episode<T extends Task = Task> {
         if (!r.explain) delete r.explain;
       }
     }
-    return this.end();
+    return this.endOf();
   }
 
-  /** How the episode ended (meaningful once `done`). */
-  end(): EpisodeEnd {
+  /** How the episode ended: set once it is done (before scoring, the reward is not in it yet). */
+  get ending(): EpisodeEnd | undefined {
+    return this.ended ? this.endOf() : undefined;
+  }
+
+  private endOf(): EpisodeEnd {
     const r = this.r;
     const out: EpisodeEnd = { outcome: r.outcome };
     if (r.truncatedBy) out.truncatedBy = r.truncatedBy;
@@ -668,7 +679,7 @@ export class Episode<T extends Task = Task> {
     if (this.finishing) await this.finishing;
     else if (!this.ended || this.r.outcome === "completed" || this.r.outcome === "truncated") {
       this.failWith(new InfraError("episode closed before it was scored", { retryable: false }));
-      this.finishing = Promise.resolve(this.end());
+      this.finishing = Promise.resolve(this.endOf());
     }
     const r = this.r;
     if (this.initialised) {

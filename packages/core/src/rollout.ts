@@ -33,35 +33,38 @@ export async function runRollout<T extends Task>(
   policy: Policy,
   options: RolloutOptions = {},
 ): Promise<RolloutResult> {
-  const ep = await Episode.start(env, task, options);
+  return playEpisode(await Episode.start(env, task, options), policy, options.signal);
+}
+
+/**
+ * Drive a started episode (`Episode.start`, a member of an `EpisodeGroup`) to its end with a policy: `policy.act`
+ * then `episode.step`, until done; then `finish` and `close`. Its result.
+ */
+export async function playEpisode<T extends Task>(
+  ep: Episode<T>,
+  policy: Policy,
+  signal?: AbortSignal,
+): Promise<RolloutResult> {
   try {
     while (!ep.done) {
-      if (options.signal?.aborted) {
-        ep.fail(new InfraError("rollout aborted", { retryable: false }));
+      if (signal?.aborted) {
+        await ep.finish({ error: new InfraError("rollout aborted", { retryable: false }) });
         break;
       }
       let reply: PolicyReply;
       try {
-        reply = await act(policy, ep, options.signal);
+        reply = await act(policy, ep, signal);
       } catch (e) {
-        if (e instanceof DeadlineExceeded) ep.truncate("deadline");
-        else ep.fail(policyFailure(e, policy));
+        await ep.finish(
+          e instanceof DeadlineExceeded ? { truncatedBy: "deadline" } : { error: policyFailure(e, policy) },
+        );
         break;
       }
-      // the step's pieces driven inline (Episode.step composes the same ones): one async frame per rollout
       try {
-        const actions = ep.actions(reply);
-        const turn = ep.takeReply(reply, actions instanceof Promise ? await actions : actions);
-        if (!turn) break;
-        const items = turn.items;
-        let i = 0;
-        for (; i < items.length; i++) {
-          const ran = ep.runCall(items[i]!);
-          if (ran !== true && !(await ran)) break;
-        }
-        if (i < items.length || !ep.endTurn(turn.overTokens)) break;
+        await ep.step(reply);
       } catch (e) {
-        ep.fail(e);
+        // env failures end the episode inside `step`; what is thrown is a reply `step` refuses (the policy's fault)
+        await ep.finish({ error: policyFailure(e, policy) });
         break;
       }
     }

@@ -248,4 +248,19 @@ describe("runMany abort", () => {
     expect(onDisk.map((r) => r.rolloutId)).toEqual(["t0#0", "t1#0"]);
     expect(run.aggregate.n).toBe(2);
   });
+
+  it("an abort inside a forked group frees the members it forked but never ran", async () => {
+    const { env, stats } = counterEnv({ fork: true });
+    const controller = new AbortController();
+    const stopping: Policy = {
+      name: "stopping",
+      async act(input) {
+        controller.abort();
+        return policy.act(input);
+      },
+    };
+    await runMany(env, tasks.slice(0, 1), stopping, { group: 4, concurrency: 1, signal: controller.signal });
+    expect(stats.inits + stats.forks).toBe(4);
+    expect(stats.releases).toBe(4);
+  });
 });

@@ -1,14 +1,13 @@
 import { RunAggregate, type SummaryInfo } from "./aggregate.js";
 import type { Env } from "./env.js";
-import { EnvError, errorMessage, isInfraError, UsageError } from "./errors.js";
+import { EpisodeGroup, scoreGroup } from "./episode-group.js";
+import { UsageError } from "./errors.js";
 import type { Policy } from "./policy.js";
 import { ResultsWriter, readResults } from "./results-file.js";
-import { assertFiniteRewards, combineRewards } from "./reward.js";
-import { type RolloutOptions, runRollout } from "./rollout.js";
-import { isScored, type RolloutResult } from "./rollout-result.js";
+import { playEpisode, type RolloutOptions, runRollout } from "./rollout.js";
+import type { RolloutResult } from "./rollout-result.js";
 import { rolloutIdOf } from "./run-dir/rollout-id.js";
 import type { RunSummary } from "./summary.js";
-import { DEFAULT_TIMEOUTS, withTimeout } from "./timeout.js";
 import type { Task } from "./types.js";
 
 export type RunEvent =
@@ -120,12 +119,6 @@ export async function runMany<T extends Task>(
     artifacts: options.artifacts,
     signal: options.signal,
   };
-  const initMs = options.initTimeoutMs ?? DEFAULT_TIMEOUTS.initMs;
-  const releaseMs = options.releaseTimeoutMs ?? DEFAULT_TIMEOUTS.releaseMs;
-  const rewardMs = options.rewardTimeoutMs ?? DEFAULT_TIMEOUTS.rewardMs;
-  const timed = <R>(p: Promise<R>, ms: number, what: string) =>
-    withTimeout(p, ms, () => new EnvError(`${env.name}.${what} did not return within ${ms} ms`));
-  const useFork = G > 1 && typeof env.fork === "function";
   const useGroupReward = G > 1 && typeof env.computeGroupReward === "function";
 
   const emit = (r: RolloutResult) => {
@@ -154,23 +147,16 @@ export async function runMany<T extends Task>(
     return res;
   }
 
-  const optsFor = (task: T, sample: number, initialized: boolean): RolloutOptions => ({
-    ...rolloutOpts,
-    rolloutId: rolloutIdOf(task.id, sample),
-    groupId: task.id,
-    sample,
-    attempt: 0,
-    initialized,
-  });
-
   /** The samples of a task still to run (resume skips finished ones). */
   const pendingSamples = (task: T) =>
     Array.from({ length: G }, (_, k) => k).filter((k) => !done.has(rolloutIdOf(task.id, k)));
 
   // group state, created by the first member of a group that starts and dropped when the group is done
   interface GroupState {
-    setup?: Promise<boolean>;
-    expected: number;
+    /** The group's episodes (set up once, with fork where the env has it), one per pending sample. */
+    group: EpisodeGroup<T>;
+    /** Member index of each pending sample. */
+    index: Map<number, number>;
     finished: number;
     /** Kept only when group rewards need the whole group. */
     members: RolloutResult[];
@@ -181,24 +167,16 @@ export async function runMany<T extends Task>(
     let g = groups.get(task.id);
     if (!g) {
       const samples = pendingSamples(task);
-      g = { expected: samples.length, finished: 0, members: [] };
-      if (useFork && samples.length > 1) g.setup = setupGroup(task, samples);
+      const group = new EpisodeGroup(env, task, {
+        ...rolloutOpts,
+        rolloutIds: samples.map((k) => rolloutIdOf(task.id, k)),
+        samples,
+        groupId: task.id,
+      });
+      g = { group, index: new Map(samples.map((k, i) => [k, i])), finished: 0, members: [] };
       groups.set(task.id, g);
     }
     return g;
-  }
-
-  /** init the first member, fork it to the rest; on failure each member inits on its own. */
-  async function setupGroup(task: T, samples: number[]): Promise<boolean> {
-    const [first, ...rest] = samples.map((s) => rolloutIdOf(task.id, s));
-    try {
-      await timed(env.init(first!, task), initMs, "init");
-      await timed(env.fork!(first!, rest), initMs, "fork");
-      return true;
-    } catch {
-      for (const id of [first!, ...rest]) await timed(env.release(id), releaseMs, "release").catch(() => {});
-      return false;
-    }
   }
 
   /** A member finished: emit it (with group rewards, once the whole group is in); drop the group when done. */
@@ -206,42 +184,12 @@ export async function runMany<T extends Task>(
     g.finished++;
     if (useGroupReward) g.members.push(r);
     else emit(r);
-    if (g.finished < g.expected) return;
+    if (g.finished < g.group.size) return;
     groups.delete(task.id);
     if (useGroupReward) {
-      await applyGroupReward(task, g.members);
+      // members may be retried rollouts (fresh episodes): the group is scored from the results
+      await scoreGroup(env, task, g.members, { rewardTimeoutMs: options.rewardTimeoutMs });
       for (const m of g.members) emit(m);
-    }
-  }
-
-  async function applyGroupReward(task: T, members: RolloutResult[]): Promise<void> {
-    const scored = members.filter(isScored);
-    if (scored.length === 0) return;
-    try {
-      const extra = await timed(
-        env.computeGroupReward!(
-          scored.map((r) => ({ rolloutId: r.rolloutId, task, messages: r.messages, rewards: r.rewards ?? {} })),
-        ),
-        rewardMs,
-        "computeGroupReward",
-      );
-      if (!Array.isArray(extra) || extra.length !== scored.length) {
-        throw new EnvError(
-          `computeGroupReward returned ${Array.isArray(extra) ? extra.length : typeof extra} items for ${scored.length} rollouts`,
-        );
-      }
-      scored.forEach((r, i) => {
-        const add = assertFiniteRewards(extra[i], `${env.name}.computeGroupReward`);
-        r.rewards = { ...r.rewards, ...add };
-        r.reward = combineRewards(r.rewards, env.rewardWeights);
-      });
-    } catch (e) {
-      for (const r of scored) {
-        r.outcome = isInfraError(e) ? "infra_error" : "env_error";
-        r.error = `group reward failed: ${errorMessage(e)}`;
-        delete r.reward;
-        delete r.rewards;
-      }
     }
   }
 
@@ -258,8 +206,15 @@ export async function runMany<T extends Task>(
       if (done.has(rolloutIdOf(task.id, sample))) continue;
       // single rollouts (G = 1) need no group state at all
       const g = G === 1 ? undefined : groupOf(task);
-      const initialized = g?.setup ? await g.setup : false;
-      let r = await runRollout(env, task, policy, optsFor(task, sample, initialized));
+      let r = g
+        ? await playEpisode(await g.group.member(g.index.get(sample)!), policy, options.signal)
+        : await runRollout(env, task, policy, {
+            ...rolloutOpts,
+            rolloutId: rolloutIdOf(task.id, sample),
+            groupId: task.id,
+            sample,
+            attempt: 0,
+          });
       if (r.outcome === "infra_error") r = await retry(task, sample, r);
       // a rollout cut short by the abort is not a result: it is not written, and a resume runs it again
       if (r.outcome === "infra_error" && options.signal?.aborted) continue;
@@ -271,6 +226,8 @@ export async function runMany<T extends Task>(
   try {
     await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker));
   } finally {
+    // an aborted run leaves groups part way: free the members it forked but never ran
+    for (const g of groups.values()) await g.group.close();
     writer?.close();
   }
   const durationMs = performance.now() - t0;
