@@ -1,6 +1,6 @@
 import { DatasetError, isInfraError } from "@benchmax/core";
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { HttpError } from "./http-error.js";
-import { JSONRPC } from "./mcp-rpc.js";
 import { RolloutServiceError, type ServiceErrorCode } from "./service/service-error.js";
 
 /**
@@ -81,13 +81,19 @@ export function wsCodeOf(e: unknown): WsCode {
   return c.status >= 500 ? "EXECUTION_ERROR" : "VALIDATION_ERROR";
 }
 
-/** JSON-RPC: the caller's bad parameters (400, 401, 403, 404, 422), an env failure, or a server error. */
+/** JSON-RPC's implementation-defined server error (capacity, limits, infrastructure, a rollout's state). */
+export const JSONRPC_SERVER_ERROR = -32000;
+
+/**
+ * JSON-RPC (MCP, with the SDK's codes): the caller's bad parameters (400, 401, 403, 404, 422) are invalid params, an
+ * env failure an internal error, the rest a server error.
+ */
 export function rpcCodeOf(e: unknown): number {
   const c = classify(e);
   if (c.status === 400 || c.status === 401 || c.status === 403 || c.status === 404 || c.status === 422) {
-    return JSONRPC.INVALID_PARAMS;
+    return ErrorCode.InvalidParams;
   }
-  return c.type === "env_error" ? JSONRPC.INTERNAL_ERROR : JSONRPC.SERVER_ERROR;
+  return c.type === "env_error" ? ErrorCode.InternalError : JSONRPC_SERVER_ERROR;
 }
 
 /** Wire codes OpenEnv's FastAPI server answers as 422 `{detail}` (request validation) on its own routes. */

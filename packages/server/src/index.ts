@@ -25,7 +25,6 @@ export {
 export { checkHostPaths, hostPathsIn } from "./host-paths.js";
 export { EndpointDownError, EnvClient, type EnvClientOptions, isEndpointDown } from "./http-client.js";
 export { HttpError, validationDetail } from "./http-error.js";
-export { handleRpc, JSONRPC, MCP_PROTOCOL_VERSION, sessionIdOf } from "./mcp-rpc.js";
 export { LATENCY_BUCKETS_MS, ServerMetrics } from "./metrics.js";
 export { openApiDocument } from "./openapi.js";
 export { type StepResult, schemaOf, stateOf, stepRollout } from "./openenv.js";

@@ -228,11 +228,12 @@ describe("EnvClient over /ws", () => {
     expect(res.data.result).toMatchObject({ content: [{ type: "text", text: "a" }], isError: false, data: "a" });
     // the same session's rollout: its state moved on
     expect((await ask({ type: "state" })).data).toMatchObject({ task_id: "t2", tool_calls: 1 });
+    // the model's own mistake (an unknown tool) is a result it can read, not a protocol error
     const missing = await ask({
       type: "mcp",
       data: { jsonrpc: "2.0", method: "tools/call", params: { name: "zz" }, id: 3 },
     });
-    expect(missing.data.error.code).toBe(-32602);
+    expect(missing.data.result).toMatchObject({ isError: true, content: [{ type: "text" }] });
     const unknown = await ask({ type: "mcp", data: { jsonrpc: "2.0", method: "benchmax/reward", id: 4 } });
     expect(unknown.data.error.code).toBe(-32601);
   });
@@ -296,7 +297,7 @@ describe("POST /mcp (MCPToolClient production mode, MCP clients)", () => {
     expect(empty).toMatchObject({ status: 200, body: { jsonrpc: "2.0", id: null, error: { code: -32600 } } });
     const parse = await call(`${s.url}/mcp`, "POST", "{not json");
     expect(parse).toMatchObject({ status: 200, body: { jsonrpc: "2.0", error: { code: -32700 } } });
-    const method = await call(`${s.url}/mcp`, "POST", { jsonrpc: "2.0", method: "resources/list", id: 9 });
+    const method = await call(`${s.url}/mcp`, "POST", { jsonrpc: "2.0", method: "benchmax/reward", id: 9 });
     expect(method.body).toMatchObject({ id: 9, error: { code: -32601 } });
   });
 

@@ -6,11 +6,11 @@ import { type WebSocket, WebSocketServer } from "ws";
 import { checkBearer } from "./auth.js";
 import { checkOrigin, clientOf, markSession, type OriginPolicy } from "./edge.js";
 import { type WsCode, wsCodeOf } from "./error-codes.js";
-import { handleRpc, type RpcContext } from "./mcp-rpc.js";
 import { listToolsResult, NO_EPISODE_STATE, resetObservationJson, stateOf, stepRollout } from "./openenv.js";
 import type { RolloutService, ServedRollout } from "./service/rollout-service.js";
 import { RolloutServiceError } from "./service/service-error.js";
 import type { TaskRef } from "./service/task-source.js";
+import type { McpCaller, McpJsonRpc } from "./transports/mcp.js";
 
 export interface WsOptions {
   token?: string;
@@ -18,8 +18,8 @@ export interface WsOptions {
   originPolicy: OriginPolicy;
   maxPayload: number;
   isClosing(): boolean;
-  /** MCP JSON-RPC over `{"type": "mcp", "data": <request>}`. */
-  rpc: Omit<RpcContext, "session" | "startSession">;
+  /** MCP JSON-RPC over `{"type": "mcp", "data": <request>}` (the MCP SDK's Server over the rollout service). */
+  mcp: McpJsonRpc;
 }
 
 const sessionError = (message: string) => new RolloutServiceError("bad_request", message, { reason: "SESSION_ERROR" });
@@ -87,8 +87,7 @@ export function attachWebSocket(
     };
     const reply = (type: string, data: unknown) => replyJson(type, JSON.stringify(data));
     const fail = (e: unknown, code?: WsCode) => reply("error", { message: errorMessage(e), code: code ?? wsCodeOf(e) });
-    const ctx: RpcContext = {
-      ...options.rpc,
+    const caller: McpCaller = {
       client,
       session: () => (rollout && !rollout.released ? rollout : undefined),
       startSession: async () => {
@@ -149,7 +148,7 @@ export function attachWebSocket(
                 { reason: "VALIDATION_ERROR" },
               );
             }
-            const out = await handleRpc(ctx, msg.data);
+            const out = await options.mcp.handle(msg.data, caller);
             if (out) reply("mcp", out);
             return;
           }

@@ -4,7 +4,7 @@ import { errorMessage } from "@benchmax/core";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
-import { classify } from "../error-codes.js";
+import { classify, JSONRPC_SERVER_ERROR } from "../error-codes.js";
 import { notFound, type RolloutService, type ServedRollout } from "../service/index.js";
 import { createMcpServer } from "./mcp-server.js";
 
@@ -151,7 +151,7 @@ export class McpHttpSessions {
       for (const e of [...this.live]) if (e.rollout?.released) await this.drop(e);
     }
     if (this.live.size >= this.maxSessions) {
-      return jsonError(res, 503, SERVER_ERROR, `server at capacity (${this.maxSessions} MCP sessions)`);
+      return jsonError(res, 503, JSONRPC_SERVER_ERROR, `server at capacity (${this.maxSessions} MCP sessions)`);
     }
     const entry: Entry = { owned: !bound, closed: false, transport: undefined as never };
     if (bound) entry.boundToken = bound.token;
@@ -182,7 +182,12 @@ export class McpHttpSessions {
     } catch (e) {
       this.live.delete(entry);
       const c = classify(e);
-      return jsonError(res, c.status, c.status < 500 ? ErrorCode.InvalidRequest : SERVER_ERROR, errorMessage(e));
+      return jsonError(
+        res,
+        c.status,
+        c.status < 500 ? ErrorCode.InvalidRequest : JSONRPC_SERVER_ERROR,
+        errorMessage(e),
+      );
     }
     const server = createMcpServer({
       service: this.service,
@@ -225,6 +230,3 @@ export class McpHttpSessions {
     await Promise.all([...this.live].map((e) => this.drop(e)));
   }
 }
-
-/** JSON-RPC's implementation-defined server error (capacity, infrastructure). */
-const SERVER_ERROR = -32000;

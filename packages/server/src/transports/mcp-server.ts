@@ -13,7 +13,7 @@ import {
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { classify } from "../error-codes.js";
+import { rpcCodeOf } from "../error-codes.js";
 import type { RolloutService, ServedRollout } from "../service/index.js";
 import { callToolResult } from "../tool-errors.js";
 
@@ -43,21 +43,14 @@ export interface McpServerOptions {
 }
 
 /**
- * The MCP error of a failure, mapped once from the service's codes (`classify`): the caller's fault (bad input,
- * unknown or forbidden rollout, a scored or finished one) is `-32602` invalid params; an env failure `-32603`
- * internal error; capacity, limits and infrastructure `-32000`. A tool error the model caused never gets here: it is a
- * `CallToolResult` with `isError: true`.
+ * The MCP error of a failure: its JSON-RPC code from the one map (`rpcCodeOf`: the caller's fault — bad input, an
+ * unknown or forbidden rollout — is `-32602`, an env failure `-32603`, the rest `-32000`). A tool error the model
+ * caused never gets here: it is a `CallToolResult` with `isError: true`.
  */
 export function mcpErrorOf(e: unknown): McpError {
   if (e instanceof McpError) return e;
-  const c = classify(e);
-  if (c.status < 500 && c.status !== 429) return new McpError(ErrorCode.InvalidParams, errorMessage(e));
-  if (c.type === "env_error") return new McpError(ErrorCode.InternalError, errorMessage(e));
-  return new McpError(SERVER_ERROR, errorMessage(e));
+  return new McpError(rpcCodeOf(e), errorMessage(e));
 }
-
-/** JSON-RPC's implementation-defined server error (capacity, time limits, infrastructure). */
-const SERVER_ERROR = -32000;
 
 /** OpenEnv's session methods (MCPToolClient's production mode keeps one episode across calls with them). */
 const SessionCreateSchema = z.object({

@@ -3,6 +3,7 @@
  * OpenEnv's sessionless JSON-RPC on `POST /mcp` and `/ws` (`McpJsonRpc`), and any SDK transport (stdio) through
  * `createMcpServer`. `benchmax serve` and `benchmax serve --mcp` both use these.
  */
+export { McpEndpoint } from "./mcp-endpoint.js";
 export { errorAnswer, type McpAnswer, McpExchange } from "./mcp-exchange.js";
 export {
   isStreamableHttp,

@@ -1,0 +1,53 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import type { RolloutService } from "../service/index.js";
+import { isStreamableHttp, McpHttpSessions } from "./mcp-http.js";
+import { McpJsonRpc } from "./mcp-json-rpc.js";
+
+/**
+ * `benchmax serve`'s `/mcp`: MCP clients' streamable-HTTP sessions (`Accept: text/event-stream`, `Mcp-Session-Id`;
+ * one rollout each) and OpenEnv's sessionless JSON-RPC (a plain JSON `POST`, answered with status 200 even for
+ * errors, as OpenEnv's server does), both served by the MCP SDK's `Server` over the rollout service. The caller has
+ * checked the operator token (or the Origin/Host policy) first.
+ */
+export class McpEndpoint {
+  readonly rpc: McpJsonRpc;
+  readonly sessions: McpHttpSessions;
+
+  constructor(service: RolloutService, options: { maxBatch?: number; maxSessionsPerRollout?: number } = {}) {
+    this.rpc = new McpJsonRpc(service, { maxBatch: options.maxBatch });
+    this.sessions = new McpHttpSessions(service, { maxSessionsPerRollout: options.maxSessionsPerRollout });
+  }
+
+  /** Answer one `/mcp` request; `text` is the POST body already read (under the server's body limit). */
+  async handle(req: IncomingMessage, res: ServerResponse, text: string | undefined, client: string): Promise<void> {
+    if (req.method !== "POST" || isStreamableHttp(req)) {
+      let body: unknown;
+      if (text) {
+        try {
+          body = JSON.parse(text);
+        } catch {
+          res.writeHead(400, { "content-type": "application/json" });
+          res.end(
+            JSON.stringify({ jsonrpc: "2.0", error: { code: ErrorCode.ParseError, message: "Parse error" }, id: null }),
+          );
+          return;
+        }
+      }
+      return this.sessions.handle(req, res, body, { operator: true, client });
+    }
+    const out = await this.rpc.handleText(text ?? "", { client });
+    if (out === undefined) {
+      res.writeHead(202).end();
+      return;
+    }
+    const json = JSON.stringify(out);
+    res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(json) });
+    res.end(json);
+  }
+
+  async close(): Promise<void> {
+    await this.sessions.close();
+    await this.rpc.close();
+  }
+}
