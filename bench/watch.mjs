@@ -78,13 +78,19 @@ async function main() {
     await page.waitForSelector("body[data-ready]");
     const paint = await page.evaluate(() => {
       const fcp = performance.getEntriesByName("first-contentful-paint")[0];
+      const nav = performance.getEntriesByType("navigation")[0];
       return {
+        responseStartMs: Math.round(nav.responseStart),
+        responseEndMs: Math.round(nav.responseEnd),
+        domInteractiveMs: Math.round(nav.domInteractive),
         fcpMs: fcp ? Math.round(fcp.startTime) : null,
         readyMs: Math.round(globalThis.benchmaxReadyMs),
         drawn: Number(document.body.getAttribute("data-total")),
       };
     });
-    log(`first paint ${paint.fcpMs} ms, ready ${paint.readyMs} ms with ${paint.drawn} rollouts drawn`);
+    log(
+      `first paint ${paint.fcpMs} ms (response ${paint.responseStartMs}–${paint.responseEndMs} ms, DOM interactive ${paint.domInteractiveMs} ms), ready ${paint.readyMs} ms with ${paint.drawn} rollouts drawn`,
+    );
     await page.waitForSelector(`body[data-total="${N}"]`, { timeout: 600_000 });
     const allMs = Math.round(performance.now() - t0);
     const points = await page.evaluate(() => globalThis.benchmaxCharts["chart-reward"].data.labels.length);
@@ -93,7 +99,8 @@ async function main() {
     appendFileSync(path, line(N));
     await page.waitForSelector(`body[data-total="${N + 1}"]`, { timeout: 30_000 });
     const newMs = Math.round(performance.now() - t1);
-    const note = `${N} rollouts; ${paint.drawn} drawn at first paint, ${points} points per curve`;
+    const load1 = (await import("node:os")).loadavg()[0].toFixed(1);
+    const note = `${N} rollouts; ${paint.drawn} drawn at first paint, ${points} points per curve; the page's response ${paint.responseStartMs}–${paint.responseEndMs} ms; load average ${load1}`;
     const figures = [
       {
         id: "watch.first_paint_ms",

@@ -13,9 +13,8 @@ const WATCH_SCRIPT = String.raw`
   var token = document.body.getAttribute("data-token");
   var snap = JSON.parse(document.getElementById("watch-data").textContent);
   var charts = {};
+  var chartsReady = false;
   window.benchmaxCharts = charts;
-  Chart.defaults.animation = false;
-  Chart.defaults.maintainAspectRatio = false;
   var hues = ["#3b6fd8", "#2e9d5b", "#c2410c", "#7c3aed", "#e0a526", "#0e7490", "#be185d", "#4d7c0f"];
   function el(tag, cls, text) { var e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined && text !== null) e.textContent = String(text); return e; }
   function num(x) { return typeof x === "number" && isFinite(x) ? (Number.isInteger(x) ? String(x) : x.toFixed(3)) : "—"; }
@@ -28,6 +27,10 @@ const WATCH_SCRIPT = String.raw`
     charts[id] = new Chart(document.getElementById(id).getContext("2d"), { type: "line", data: { labels: labels, datasets: datasets }, options: opts });
   }
   function draw() {
+    drawTable();
+    if (chartsReady) drawCharts();
+  }
+  function drawCharts() {
     var rewardSets = [["mean reward", snap.reward], ["pass rate", snap.passRate]];
     Object.keys(snap.components).forEach(function (k) { rewardSets.push([k, snap.components[k]]); });
     line("chart-reward", rewardSets, 1);
@@ -41,6 +44,8 @@ const WATCH_SCRIPT = String.raw`
       latSets.push([t + " p95", snap.toolLatency[t].p95, i, true]);
     });
     line("chart-tool-latency", latSets);
+  }
+  function drawTable() {
     document.getElementById("total").textContent = String(snap.total);
     document.getElementById("width").textContent = snap.width > 1 ? "each point: " + snap.width + " " + (snap.axis === "step" ? "steps" : "rollouts") : "";
     var tb = document.getElementById("latest-body");
@@ -76,13 +81,28 @@ const WATCH_SCRIPT = String.raw`
       v.appendChild(box);
     });
   }
-  draw();
-  window.benchmaxReadyMs = performance.now();
-  document.body.setAttribute("data-ready", "1");
-  var es = new EventSource("/events?token=" + encodeURIComponent(token));
-  es.onmessage = function (e) { snap = JSON.parse(e.data); draw(); };
-  es.onerror = function () { document.getElementById("status").textContent = "disconnected; retrying…"; };
-  es.onopen = function () { document.getElementById("status").textContent = "live"; };
+  // the totals and the latest rollouts first; chart.js is loaded and the charts drawn after that first frame
+  drawTable();
+  function boot() {
+    var lib = document.createElement("script");
+    lib.onload = charted;
+    lib.onerror = function () { document.getElementById("status").textContent = "could not load the chart library"; };
+    lib.src = "/chart.js?token=" + encodeURIComponent(token);
+    document.head.appendChild(lib);
+  }
+  function charted() {
+    Chart.defaults.animation = false;
+    Chart.defaults.maintainAspectRatio = false;
+    chartsReady = true;
+    draw();
+    window.benchmaxReadyMs = performance.now();
+    document.body.setAttribute("data-ready", "1");
+    var es = new EventSource("/events?token=" + encodeURIComponent(token));
+    es.onmessage = function (e) { snap = JSON.parse(e.data); draw(); };
+    es.onerror = function () { document.getElementById("status").textContent = "disconnected; retrying…"; };
+    es.onopen = function () { document.getElementById("status").textContent = "live"; };
+  }
+  requestAnimationFrame(function () { setTimeout(boot, 0); });
 })();
 `;
 
@@ -108,8 +128,11 @@ pre { white-space: pre-wrap; word-break: break-word; margin: 2px 0; font: 12px/1
 .explain code { background: #f3f4f7; padding: 1px 4px; }
 `;
 
-/** The dashboard page: chart.js and the first snapshot inlined (first paint needs no second request). */
-export function renderWatchPage(title: string, snapshot: LiveSnapshot, chartJs: string, token: string): string {
+/**
+ * The dashboard page, with the first snapshot inlined: the first frame shows the totals and the latest rollouts with
+ * no second request; chart.js (`/chart.js`, cached by the browser) is loaded after it and the charts drawn.
+ */
+export function renderWatchPage(title: string, snapshot: LiveSnapshot, token: string): string {
   const panel = (id: string, h: string) =>
     `<div class="panel"><h3>${escapeHtml(h)}</h3><div class="chart"><canvas id="${id}"></canvas></div></div>`;
   return `<!doctype html>
@@ -131,7 +154,6 @@ ${panel("chart-tool-latency", "Tool latency by tool, ms (p50 solid, p95 dashed)"
 </div>
 </main>
 <script id="watch-data" type="application/json">${scriptJson(snapshot)}</script>
-<script>${inlineScript(chartJs)}</script>
 <script>${inlineScript(WATCH_SCRIPT)}</script>
 </body></html>
 `;

@@ -187,6 +187,7 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
     return b.length === tokenBytes.length && timingSafeEqual(b, tokenBytes);
   };
 
+  let chartJs: Buffer | undefined;
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     if (!authorized(req, url)) {
@@ -195,12 +196,7 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
     }
     if (url.pathname === "/") {
       sentVersion = Math.min(sentVersion, series.version);
-      const html = renderWatchPage(
-        `benchmax watch — ${remote ? feedUrl(source).host : dir}`,
-        series.snapshot(),
-        chartJsSource(),
-        token,
-      );
+      const html = renderWatchPage(`benchmax watch — ${remote ? feedUrl(source).host : dir}`, series.snapshot(), token);
       res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" }).end(html);
       return;
     }
@@ -213,6 +209,17 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
       res.write(`data: ${JSON.stringify(series.snapshot())}\n\n`);
       clients.add(res);
       req.on("close", () => clients.delete(res));
+      return;
+    }
+    if (url.pathname === "/chart.js") {
+      chartJs ??= Buffer.from(chartJsSource());
+      res
+        .writeHead(200, {
+          "content-type": "text/javascript; charset=utf-8",
+          "content-length": chartJs.length,
+          "cache-control": "private, max-age=86400",
+        })
+        .end(chartJs);
       return;
     }
     if (url.pathname === "/snapshot") {
