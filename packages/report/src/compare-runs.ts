@@ -38,8 +38,19 @@ export interface CompareRow {
   note?: string;
 }
 
+/** One task whose mean reward or pass rate differs between the runs (`benchmax compare` after a rescore). */
+export interface TaskChange {
+  task: string;
+  base: { meanReward: number | null; passRate: number | null } | null;
+  cand: { meanReward: number | null; passRate: number | null } | null;
+  /** cand − base mean reward (null when either is missing). */
+  delta: number | null;
+}
+
 export interface CompareResult {
   rows: CompareRow[];
+  /** The tasks whose mean reward or pass rate changed, biggest drop first (from the summaries' per-task figures). */
+  tasks: TaskChange[];
   /** A metric regressed (only meaningful when `comparable`). */
   regression: boolean;
   /** Every difference between the two runs' identities, allowed or not. */
@@ -172,11 +183,13 @@ export function compareRuns(
     const c = cand.n ? cand.outcomes[o] / cand.n : 0;
     rows.push({ metric: `outcome.${o}`, base: b, cand: c, delta: c - b, regression: false, note: "share (info)" });
   }
+  const tasks = taskChanges(base, cand);
   const mismatches = runMismatches(base, cand, opts.allow);
   const comparable = mismatches.every((m) => m.allowed);
   const regression = rows.some((r) => r.regression);
   return {
     rows,
+    tasks,
     regression,
     mismatches,
     comparable,
@@ -184,4 +197,23 @@ export function compareRuns(
     maxDrop,
     maxErrorRateIncrease: maxErr,
   };
+}
+
+/** The tasks whose mean reward or pass rate differ between two summaries, biggest drop first, then by id. */
+export function taskChanges(base: GateSummary, cand: GateSummary): TaskChange[] {
+  const out: TaskChange[] = [];
+  const b = base.tasks ?? {};
+  const c = cand.tasks ?? {};
+  const pick = (t: { meanReward: number | null; passRate: number | null } | undefined) =>
+    t ? { meanReward: t.meanReward, passRate: t.passRate } : null;
+  const same = (x: number | null | undefined, y: number | null | undefined) =>
+    (x ?? null) === (y ?? null) || (x != null && y != null && Math.abs(x - y) <= EPS);
+  for (const task of [...new Set([...Object.keys(b), ...Object.keys(c)])]) {
+    const bt = pick(b[task]);
+    const ct = pick(c[task]);
+    if (bt && ct && same(bt.meanReward, ct.meanReward) && same(bt.passRate, ct.passRate)) continue;
+    const delta = bt?.meanReward != null && ct?.meanReward != null ? ct.meanReward - bt.meanReward : null;
+    out.push({ task, base: bt, cand: ct, delta });
+  }
+  return out.sort((x, y) => (x.delta ?? 0) - (y.delta ?? 0) || (x.task < y.task ? -1 : x.task > y.task ? 1 : 0));
 }

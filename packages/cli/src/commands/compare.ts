@@ -1,8 +1,9 @@
 import Table from "cli-table3";
 import type { Command } from "commander";
-import { compareRuns, type GateSummary, loadRunSummary } from "../compare-runs.js";
+import { compareRuns, type GateSummary, loadRunSummary, type TaskChange } from "../compare-runs.js";
 import { fmt } from "../format.js";
 import { addGateOptions, type GateFlags, gateOptions, OVERRIDE_FLAG } from "../gate-options.js";
+import { parseIntFlag } from "../policy-options.js";
 
 /** The policy and what shaped its samples, as run.json records them (model, endpoint, temperature, …). */
 export function describePolicy(s: GateSummary): string {
@@ -28,6 +29,27 @@ export function describePolicy(s: GateSummary): string {
 
 interface CompareFlags extends GateFlags {
   json?: boolean;
+  tasks?: number;
+}
+
+/** What changed task by task (after a rescore: what the reward change did), biggest drop first. */
+export function taskTable(tasks: TaskChange[], max: number): string {
+  const t = new Table({
+    head: ["task", "base mean", "cand mean", "delta", "base pass", "cand pass"],
+    style: { head: [], border: [] },
+  });
+  for (const c of tasks.slice(0, max)) {
+    t.push([
+      c.task,
+      fmt(c.base?.meanReward ?? null),
+      fmt(c.cand?.meanReward ?? null),
+      c.delta === null ? (c.base ? "only in base" : "only in cand") : (c.delta >= 0 ? "+" : "") + fmt(c.delta),
+      fmt(c.base?.passRate ?? null),
+      fmt(c.cand?.passRate ?? null),
+    ]);
+  }
+  const more = tasks.length > max ? `\n… and ${tasks.length - max} more (--tasks N, or --json)` : "";
+  return `${tasks.length} task(s) changed:\n${t.toString()}${more}`;
 }
 
 export function register(program: Command): void {
@@ -38,6 +60,7 @@ export function register(program: Command): void {
     );
   addGateOptions(cmd)
     .option("--json", "print JSON")
+    .option("--tasks <n>", "tasks shown in the table of changed tasks", (v) => parseIntFlag(v, "--tasks", 0), 20)
     .action((baseDir: string, candDir: string, flags: CompareFlags) => {
       const base = loadRunSummary(baseDir);
       const cand = loadRunSummary(candDir);
@@ -70,6 +93,7 @@ export function register(program: Command): void {
           ]);
         }
         process.stdout.write(`${t.toString()}\n`);
+        if (res.tasks.length) process.stdout.write(`${taskTable(res.tasks, flags.tasks ?? 20)}\n`);
         const tol = `max drop ${res.maxDrop}, max error-rate increase ${res.maxErrorRateIncrease}`;
         if (!res.comparable) {
           const flagsNeeded = [...new Set(res.mismatches.filter((m) => !m.allowed).map((m) => overrideFlag[m.kind]))];

@@ -1,9 +1,13 @@
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import {
+  datasetHash,
   type Env,
   loadTasksFromFile,
+  normalizeTaskIds,
   parsePlainRow,
+  RunDir,
+  type RunIdentity,
   runMany,
   type Task,
   type ToolFormat,
@@ -15,9 +19,6 @@ import { listInstalledEnvs, loadEnvModule, parseKeyValues, resolveEnvEntry } fro
 import { summaryTable, terminalWidth } from "../format.js";
 import { addPolicyOptions, makePolicy, type PolicyFlags, parseIntFlag, samplingIdentity } from "../policy-options.js";
 import { progressReporter } from "../progress.js";
-import { checkResumeRows } from "../resume-check.js";
-import { defaultRunDir, writeSummary } from "../run-dir.js";
-import { datasetHash, normalizeTaskIds, type RunIdentity, readRunIdentity, resumeMismatches } from "../run-identity.js";
 import { runVersions } from "../versions.js";
 
 export interface EvalFlags extends PolicyFlags {
@@ -113,12 +114,6 @@ async function loadTasks(env: Env, flags: EvalFlags): Promise<Task[]> {
   return loadTasksFromFile(flags.dataset, parse, { limit: flags.limit });
 }
 
-/** Files of a previous run in a dir (a dir holding only other things is not a run). */
-function runFilesIn(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((f) => ["results.jsonl", "summary.json", "run.json", "report.html"].includes(f));
-}
-
 /** Shell-quote one argument for the printed resume command. */
 function shq(a: string): string {
   return /^[A-Za-z0-9_./:=@,+-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
@@ -160,7 +155,7 @@ export function checkOutDir(out: string, all: boolean): void {
   if (!statSync(out).isDirectory()) throw new UsageError(`--out ${out} is not a folder`);
   const entries = readdirSync(out);
   if (entries.length === 0) return;
-  const isRun = (d: string) => runFilesIn(d).some((f) => f === "run.json" || f === "results.jsonl");
+  const isRun = (d: string) => new RunDir(d).isRun();
   if (isRun(out)) return;
   if (all && entries.every((e) => statSync(join(out, e)).isDirectory() && isRun(join(out, e)))) return;
   throw new UsageError(
@@ -205,13 +200,14 @@ async function evalOne(spec: string, flags: EvalFlags, outDir: string, signal: A
   if (!["hermes", "openai"].includes(flags.toolFormat ?? "hermes")) {
     throw new UsageError(`--tool-format must be hermes or openai, got "${flags.toolFormat}"`);
   }
+  const rd = new RunDir(outDir);
   // with --all, an env the interrupted run never reached starts afresh
-  if (flags.resume && flags.all && !existsSync(join(outDir, "results.jsonl"))) flags = { ...flags, resume: false };
-  if (flags.resume && !existsSync(join(outDir, "results.jsonl"))) {
+  if (flags.resume && flags.all && !rd.hasResults()) flags = { ...flags, resume: false };
+  if (flags.resume && !rd.hasResults()) {
     throw new UsageError(`--resume: no results.jsonl in ${outDir} (pass the run's --out dir)`);
   }
   if (!flags.resume && !flags.force) {
-    const existing = runFilesIn(outDir);
+    const existing = rd.runFiles();
     if (existing.length) {
       throw new UsageError(
         `${outDir} already holds a run (${existing.join(", ")}): pass --resume to continue it, --force to overwrite it, or another --out`,
@@ -252,24 +248,10 @@ async function evalOne(spec: string, flags: EvalFlags, outDir: string, signal: A
       oracle,
       config,
     };
-    if (flags.resume) {
-      const prev = readRunIdentity(outDir);
-      if (prev) {
-        const diffs = resumeMismatches(prev, identity);
-        if (diffs.length) {
-          throw new UsageError(
-            `--resume: ${outDir} is a different run (${diffs.join("; ")}); resume with the same env, dataset, policy and flags, or use another --out`,
-          );
-        }
-      }
-    }
-    if (flags.resume) checkResumeRows(join(outDir, "results.jsonl"), tasks, flags.group, env.rewardWeights ?? {});
-    mkdirSync(outDir, { recursive: true });
-    if (flags.force && !flags.resume) {
-      for (const f of ["results.jsonl", "summary.json", "report.html"]) rmSync(join(outDir, f), { force: true });
-    }
-    writeFileSync(join(outDir, "run.json"), `${JSON.stringify(identity, null, 2)}\n`);
-    const resultsPath = join(outDir, "results.jsonl");
+    if (flags.resume) rd.checkResume(identity, tasks, flags.group, env.rewardWeights ?? {});
+    else if (flags.force) RunDir.create(outDir, { force: true });
+    rd.writeIdentity(identity);
+    const resultsPath = rd.resultsPath;
     const progress = progressReporter(env.name, { quiet: flags.quiet || flags.json });
     const run = await runMany(env, tasks, policy, {
       group: flags.group,
@@ -280,6 +262,8 @@ async function evalOne(spec: string, flags: EvalFlags, outDir: string, signal: A
       retries: flags.retries,
       resultsPath,
       resume: flags.resume,
+      // the final-state artifacts the env's reward reads, kept for `benchmax rescore`
+      artifacts: env.artifacts ? rd : undefined,
       signal,
       onEvent: (e) => {
         if (!signal.aborted || e.type === "end") progress(e);
@@ -295,8 +279,8 @@ async function evalOne(spec: string, flags: EvalFlags, outDir: string, signal: A
     });
     identity.completed = !interrupted && core.n >= identity.expectedRollouts;
     const summary: GateSummary = { ...core, run: identity };
-    writeSummary(outDir, summary);
-    writeFileSync(join(outDir, "run.json"), `${JSON.stringify(identity, null, 2)}\n`);
+    rd.writeSummary(summary);
+    rd.writeIdentity(identity);
     return { summary, firstError: run.aggregate.firstError, interrupted };
   } finally {
     await env.close();
@@ -352,7 +336,7 @@ export async function evalCommand(envSpec: string | undefined, flags: EvalFlags)
     for (const spec of specs) {
       if (abort.signal.aborted) break;
       const name = runName(spec);
-      const outDir = flags.out ? (specs.length > 1 ? join(flags.out, name) : flags.out) : defaultRunDir(name);
+      const outDir = flags.out ? (specs.length > 1 ? join(flags.out, name) : flags.out) : RunDir.defaultPath(name);
       const { summary, firstError, interrupted } = await evalOne(spec, flags, outDir, abort.signal);
       summaries.push(summary);
       firstErrors.push(firstError);

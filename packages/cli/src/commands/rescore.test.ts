@@ -1,4 +1,5 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli, lines, tmp } from "../../test/harness.js";
@@ -28,22 +29,73 @@ describe("benchmax rescore", () => {
     const cmp = cli(["compare", run, out]);
     expect(cmp.code, `${cmp.stdout}${cmp.stderr}`).toBe(0);
     // an existing --out is refused
-    expect(cli(["rescore", run, "--out", out]).stderr).toContain("is not empty: pass --force");
+    expect(cli(["rescore", run, "--out", out]).stderr).toContain(
+      "already holds a run (results.jsonl, summary.json, run.json): pass --force",
+    );
   });
 
-  it("refuses an env whose reward reads the final state, with the reason", { timeout: 180_000 }, () => {
+  it("excel: eval keeps each rollout's final workbook content-addressed; rescore restores it, and a changed state changes the reward task by task", {
+    timeout: 300_000,
+  }, () => {
     const dir = tmp();
     const run = join(dir, "run");
-    const ev = cli(["eval", "excel", "--limit", "1", "--out", run, "--quiet"]);
+    const ev = cli(["eval", "excel", "--limit", "3", "--out", run, "--quiet"]);
     expect(ev.code, ev.stderr).toBe(0);
-    const r = cli(["rescore", run, "--out", join(dir, "new")]);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/env excel: its reward reads .*holds no final-state artifacts/);
+    const rows = lines(join(run, "results.jsonl")).map((l) => JSON.parse(l));
+    expect(rows.map((r) => r.reward)).toEqual([1, 1, 1]);
+    const shas = new Set<string>();
+    for (const r of rows) {
+      expect(Object.keys(r.artifacts).sort()).toEqual(["calls.json", "workbook.xlsx"]);
+      for (const a of Object.values(r.artifacts) as Array<{ sha256: string; bytes: number }>) {
+        const bytes = readFileSync(join(run, "artifacts", a.sha256));
+        expect(createHash("sha256").update(bytes).digest("hex")).toBe(a.sha256);
+        expect(bytes.length).toBe(a.bytes);
+        shas.add(a.sha256);
+      }
+    }
+    expect(readdirSync(join(run, "artifacts")).sort()).toEqual([...shas].sort());
+
+    // the same reward code on the stored state: nothing changes
+    const same = join(dir, "same");
+    const r0 = cli(["rescore", run, "--out", same]);
+    expect(r0.code, r0.stderr).toBe(0);
+    expect(r0.stdout).toContain("rescored 3 rollouts of excel (0 changed, 0 errors kept as they were)");
+
+    // rollout 0's stored final workbook is another task's: its reward, read from the restored state, drops
+    rows[0].artifacts["workbook.xlsx"] = rows[1].artifacts["workbook.xlsx"];
+    writeFileSync(join(run, "results.jsonl"), rows.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    const out = join(dir, "new");
+    const r1 = cli(["rescore", run, "--out", out]);
+    expect(r1.code, r1.stderr).toBe(0);
+    expect(r1.stdout).toContain("rescored 3 rollouts of excel (1 changed, 0 errors kept as they were)");
+    const next = lines(join(out, "results.jsonl")).map((l) => JSON.parse(l));
+    expect(next.map((x) => x.reward)).toEqual([0, 1, 1]);
+    // the new run dir holds the artifacts it names: it can be re-scored on its own
+    for (const r of next)
+      for (const a of Object.values(r.artifacts) as Array<{ sha256: string }>)
+        expect(existsSync(join(out, "artifacts", a.sha256))).toBe(true);
+    const cmp = cli(["compare", run, out]);
+    expect(cmp.code).toBe(1);
+    expect(cmp.stdout).toContain("1 task(s) changed:");
+    expect(cmp.stdout).toMatch(new RegExp(`${rows[0].taskId}\\s*│\\s*1\\.000\\s*│\\s*0\\.000\\s*│\\s*-1\\.000`));
+    const json = JSON.parse(cli(["compare", run, out, "--json"]).stdout);
+    expect(json.tasks).toEqual([
+      { task: rows[0].taskId, base: { meanReward: 1, passRate: 1 }, cand: { meanReward: 0, passRate: 0 }, delta: -1 },
+    ]);
+
+    // a run without the artifacts its env's reward reads is refused, with the reason, and nothing is written
+    for (const r of rows) delete r.artifacts;
+    writeFileSync(join(run, "results.jsonl"), rows.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    const bare = join(dir, "bare");
+    const r2 = cli(["rescore", run, "--out", bare]);
+    expect(r2.code).toBe(1);
+    expect(r2.stderr).toMatch(/env excel: its reward reads the rollout's final state .* has no stored artifacts/);
+    expect(existsSync(bare)).toBe(false);
   });
 
   it("refuses a folder that is not a run", { timeout: 60_000 }, () => {
     const r = cli(["rescore", tmp(), "--out", join(tmp(), "x")]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain("is not a benchmax eval run dir");
+    expect(r.stderr).toContain("is not a run dir: no results.jsonl");
   });
 });

@@ -1,4 +1,5 @@
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, createReadStream, openSync, readSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { StringDecoder } from "node:string_decoder";
 import { UsageError } from "../errors.js";
 
@@ -45,5 +46,34 @@ export function forEachJsonLine(path: string, fn: (value: unknown, line: number)
     if (carry) handle(carry);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * The parsed lines of a JSONL file, streamed (for a consumer that awaits between lines); the same rules as
+ * `forEachJsonLine`: blank lines and a torn last line skipped, any other malformed line a UsageError naming it.
+ */
+export async function* readJsonLines(path: string): AsyncGenerator<{ value: unknown; line: number }> {
+  const rl = createInterface({ input: createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity });
+  let lineNo = 0;
+  let pendingError: { line: number; message: string } | undefined;
+  try {
+    for await (const text of rl) {
+      lineNo++;
+      const line = text.trim();
+      if (!line) continue;
+      if (pendingError)
+        throw new UsageError(`${path}:${pendingError.line}: malformed results line: ${pendingError.message}`);
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch (e) {
+        pendingError = { line: lineNo, message: (e as Error).message };
+        continue;
+      }
+      yield { value, line: lineNo };
+    }
+  } finally {
+    rl.close();
   }
 }

@@ -21,7 +21,7 @@ import { summarize } from "../summary.js";
 import type { Task } from "../types.js";
 import { type ArtifactRef, type ArtifactStore, sha256Hex } from "./artifacts.js";
 import { type RunDirSummary, type RunIdentity, resumeMismatches } from "./identity.js";
-import { forEachJsonLine } from "./jsonl.js";
+import { forEachJsonLine, readJsonLines } from "./jsonl.js";
 import { resultRolloutId, rolloutIdOf } from "./rollout-id.js";
 
 /** The files that make a folder a benchmax run dir. */
@@ -198,6 +198,18 @@ export class RunDir implements ArtifactStore {
       }
       fn(r, line);
     });
+  }
+
+  /** The result lines, streamed for a consumer that awaits between them (in file order, retries included). */
+  async *resultLines(): AsyncGenerator<{ r: RolloutResult; line: number }> {
+    if (!this.hasResults()) return;
+    for await (const { value, line } of readJsonLines(this.resultsPath)) {
+      const r = value as RolloutResult;
+      if (typeof r !== "object" || r === null || typeof r.taskId !== "string" || typeof r.outcome !== "string") {
+        throw new UsageError(`${this.resultsPath}:${line}: not a rollout result (needs taskId and outcome)`);
+      }
+      yield { r, line };
+    }
   }
 
   /**

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
-import type { Task } from "@benchmax/core";
+import type { Task } from "../types.js";
 import { describe, expect, it } from "vitest";
-import { datasetHash, normalizeTaskIds, resumeMismatches } from "./run-identity.js";
+import { datasetHash, normalizeTaskIds, resumeMismatches } from "./identity.js";
 
 const t = (id: string, prompt = "p"): Task => ({ id, prompt, groundTruth: "g" });
 
