@@ -13,7 +13,6 @@ import {
   Workspace,
 } from "@benchmax/core";
 import { excelArtifacts, restoreExcelArtifacts } from "./artifacts.js";
-import { dropBook } from "./book-pool.js";
 import { type ExcelTask, fixturesDir, loadExcelTasks, parseExcelRow } from "./dataset.js";
 import { explainCases } from "./explain.js";
 import { findSoffice, LibreOfficeRecalc } from "./libreoffice.js";
@@ -212,7 +211,7 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
       const ws = await Workspace.create({ prefix: `excel-${rolloutId}` });
       try {
         await ws.copyIn(input, WORKBOOK_FILE);
-        return { task, ws, version: 0, stale: false, calls: [], endsAt: performance.now() + deadlineMs };
+        return { task, ws, dirty: false, stale: false, calls: [], endsAt: performance.now() + deadlineMs };
       } catch (e) {
         await ws.remove();
         throw e;
@@ -224,7 +223,7 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
       return {
         task: state.task,
         base,
-        version: 0,
+        dirty: false,
         stale: state.stale,
         modelFile: state.modelFile,
         calls: structuredClone(state.calls),
@@ -233,7 +232,7 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
     },
     async releaseState(state, rolloutId) {
       scored.delete(rolloutId);
-      if (state.ws) dropBook(state.ws.resolve(WORKBOOK_FILE));
+      state.wb = undefined;
       await dropSnapshot(state.base);
       await dropSnapshot(state.forkSnapshot);
       state.base = state.forkSnapshot = undefined;
