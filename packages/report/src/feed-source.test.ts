@@ -1,0 +1,71 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { RolloutResult } from "@benchmax/core";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { FEED_PATH, feedUrl, followFeed } from "./feed-source.js";
+
+/** A stand-in recording server: events 1..n, each id its number; resumes after Last-Event-ID; drops on demand. */
+let events: RolloutResult[] = [];
+const streams = new Set<ServerResponse>();
+const asked: { auth?: string; last?: string }[] = [];
+let server: Server;
+let base: string;
+
+const rollout = (i: number) => ({ taskId: "t", rolloutId: `r${i}`, outcome: "completed", reward: 1 }) as RolloutResult;
+const send = (res: ServerResponse, i: number) =>
+  res.write(`id: ${i}\nevent: rollout\ndata: ${JSON.stringify(events[i - 1])}\n\n`);
+
+beforeAll(async () => {
+  server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    asked.push({ auth: req.headers.authorization, last: req.headers["last-event-id"] as string | undefined });
+    if (req.headers.authorization !== "Bearer secret") return void res.writeHead(403).end("wrong token");
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(": hello\n\nretry: 1000\n\n");
+    const from = Number(req.headers["last-event-id"] ?? 0);
+    for (let i = from + 1; i <= events.length; i++) send(res, i);
+    streams.add(res);
+    req.on("close", () => streams.delete(res));
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+
+describe("followFeed", () => {
+  it("names the feed under a server's base URL and takes the token from the URL's password", () => {
+    expect(feedUrl("http://h:8000").pathname).toBe(FEED_PATH);
+    expect(feedUrl("http://h:8000/").pathname).toBe(FEED_PATH);
+    expect(feedUrl(`http://h:8000${FEED_PATH}`).pathname).toBe(FEED_PATH);
+  });
+
+  it("a wrong token or a server that is down is a usage error at once", async () => {
+    await expect(followFeed(base, () => {}, { token: "nope" })).rejects.toThrow(/HTTP 403/);
+    await expect(followFeed("http://127.0.0.1:1", () => {}, { token: "x" })).rejects.toThrow(/cannot reach/);
+  });
+
+  it("takes every rollout once, in order, across a dropped stream (resumed with Last-Event-ID)", async () => {
+    events = [1, 2, 3].map(rollout);
+    asked.length = 0;
+    const got: string[] = [];
+    const f = await followFeed(base.replace("http://", "http://benchmax:secret@"), (r) => got.push(r.rolloutId), {
+      retryMs: 10,
+    });
+    await vi.waitFor(() => expect(got).toEqual(["r1", "r2", "r3"]), { timeout: 10_000, interval: 10 });
+    expect(asked[0]).toEqual({ auth: "Bearer secret", last: "0" });
+    // the server drops the stream; two rollouts finish meanwhile
+    for (const s of streams) s.destroy();
+    events.push(rollout(4), rollout(5));
+    await vi.waitFor(() => expect(got).toEqual(["r1", "r2", "r3", "r4", "r5"]), { timeout: 10_000, interval: 10 });
+    expect(asked.at(-1)!.last).toBe("3");
+    expect(f.reconnects).toBeGreaterThanOrEqual(1);
+    // live events on the open stream
+    events.push(rollout(6));
+    for (const s of streams) send(s, 6);
+    await vi.waitFor(() => expect(got.at(-1)).toBe("r6"), { timeout: 10_000, interval: 10 });
+    expect(f.lastEventId).toBe("6");
+    f.close();
+  });
+});
