@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // bench-timeout-s: 600
 // Benchmark of `benchmax audit` (@benchmax/audit; build it and the envs first): the whole audit of each catalog env
-// over its fixtures (the tasks its audit.json picks, every attack, in process and over HTTP), against the goal of at
-// most 60 s per env on this machine. Baseline, same run: the env's reference policy over the same tasks, in process
+// over its fixtures (the tasks its audit.json picks, every attack, in process, over HTTP and over MCP), against the goal
+// of at most 60 s per env on this machine. The audit's own profile (episode seconds summed per transport and per
+// attack; episodes run 4 at a time) goes to stderr and into each figure's `profile`. Baseline, same run: the env's reference policy over the same tasks, in process
 // (one rollout a task) — the ratio says how many reference passes one audit costs. Also reports the findings left
 // (0 for a passing env).
 // Prints progress to stderr and one JSON line to stdout.
@@ -40,13 +41,17 @@ for (const name of names) {
     log(
       `${name}: ${report.episodes} episodes on ${report.tasks} tasks in ${s.toFixed(1)} s; reference ${refS.toFixed(2)} s; ${left} findings`,
     );
+    const secs = (o) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, round(v / 1000, 1)]));
+    const profile = { byTransport: secs(report.timings.byTransport), byAttack: secs(report.timings.byAttack) };
+    log(`${name} profile (episode seconds, summed): ${JSON.stringify(profile)}`);
     figures.push({
       id: `audit.${name}.seconds`,
-      label: `benchmax audit ${name} over its fixtures (${report.tasks} tasks, ${report.episodes} adversarial episodes, in-process + HTTP)`,
+      label: `benchmax audit ${name} over its fixtures (${report.tasks} tasks, ${report.episodes} adversarial episodes, ${report.transports.join(" + ")})`,
       value: round(s),
       unit: "s",
       goal: "≤ 60 s",
       pass: s <= 60,
+      profile,
       ...(policy
         ? {
             baseline: { label: "the reference policy over the same tasks, in process", value: round(refS, 3) },

@@ -12,12 +12,20 @@ import {
   type ToolSpec,
   textOf,
 } from "@benchmax/core";
-import { RemoteEnv, serveEnv } from "@benchmax/server";
-import { ATTACKS, type Attack, type AttackContext, dummyArgs, HARNESS_TOOL, pathParams } from "./attacks.js";
+import { ATTACKS, type AttackContext, dummyArgs, HARNESS_TOOL, pathParams } from "./attacks.js";
 import type { Allowance, AuditConfig } from "./config.js";
 import { goldFiles, goldStrings, leakedGold, without } from "./gold.js";
+import { mcpView } from "./mcp-view.js";
+import {
+  httpView,
+  inProcessView,
+  modelInput,
+  TRANSPORTS,
+  type Transport,
+  type TransportView,
+} from "./transport-view.js";
 
-export type Transport = "in-process" | "http";
+export type { Transport } from "./transport-view.js";
 export type CheckName = "score" | "outcome" | "deterministic" | "leak" | "harness-tool" | "gold-files";
 
 /** One failed check, with what it takes to see it again. */
@@ -47,6 +55,11 @@ export interface AuditReport {
   findings: Finding[];
   threshold: number;
   durationMs: number;
+  /**
+   * Where the time went: milliseconds of episodes (and gold-file walks) summed per transport and per attack. With
+   * episodes run concurrently the sums exceed `durationMs`.
+   */
+  timings: { byTransport: Partial<Record<Transport, number>>; byAttack: Record<string, number> };
   /** True when no finding is left once the allowed ones are set aside. */
   ok: boolean;
 }
@@ -55,8 +68,10 @@ export interface AuditOptions {
   /** The tasks to audit (default: `env.loadTasks()`, the fixtures). */
   tasks?: Task[];
   config?: AuditConfig;
-  /** Default: both. */
+  /** Default: all three (in-process, http, mcp). */
   transports?: Transport[];
+  /** Episodes run at once, across tasks and transports (default 4). Each is its own rollout. */
+  concurrency?: number;
   /** Only these attacks (names). */
   attacks?: string[];
   /** Only these task ids. */
@@ -189,71 +204,49 @@ function allowedBy(f: Finding, allow: Allowance[] | undefined): string | undefin
   return a?.reason;
 }
 
-/** A transport's view of the env: the Env to drive, the tasks by id, and every text it shows a client. */
-interface TransportView {
-  transport: Transport;
-  env: Env;
-  taskOf(t: Task): Task;
-  /** Text a client can read that is not a rollout (metadata, task listings, schemas), by where it came from. */
-  surfaces: Array<{ where: string; text: string; taskId?: string; prompt?: string }>;
-  close(): Promise<void>;
+/** The command that replays one attack on one task through one transport. */
+function replayCommand(spec: string, transport: Transport, taskId: string, attack: string): string {
+  return `benchmax audit ${spec} --task ${taskId} --attack ${attack}${transport === "in-process" ? "" : ` --transport ${transport}`}`;
 }
 
-async function inProcessView(env: Env): Promise<TransportView> {
-  return {
-    transport: "in-process",
-    env,
-    taskOf: (t) => t,
-    surfaces: [
-      { where: "listTools()", text: JSON.stringify(env.listTools()) },
-      { where: "description", text: env.description ?? "" },
-    ],
-    close: async () => {},
-  };
-}
-
-async function httpView(env: Env, tasks: Task[], ignoreMeta: readonly string[]): Promise<TransportView> {
-  const server = await serveEnv(env, { tasks, port: 0 });
-  try {
-    const remote = await RemoteEnv.connect(server.url);
-    const listed = await remote.loadTasks();
-    const byId = new Map(listed.map((t) => [t.id, t]));
-    const surfaces: TransportView["surfaces"] = [];
-    for (const path of ["/metadata", "/schema", "/openapi.json"]) {
-      const r = await fetch(`${server.url}${path}`);
-      if (r.ok) surfaces.push({ where: `GET ${path}`, text: await r.text() });
-    }
-    for (const t of listed) {
-      const meta = t.meta ? { ...(t.meta as Record<string, unknown>) } : undefined;
-      for (const k of ignoreMeta) if (meta) delete meta[k];
-      surfaces.push({
-        where: `GET /v1/tasks (task ${t.id})`,
-        text: JSON.stringify({ ...t, meta }),
-        taskId: t.id,
-        prompt: t.prompt,
-      });
-    }
-    return {
-      transport: "http",
-      env: remote,
-      taskOf: (t) => byId.get(t.id) ?? t,
-      surfaces,
-      close: async () => {
-        await remote.close();
-        await server.close();
-      },
-    };
-  } catch (e) {
-    await server.close();
-    throw e;
-  }
+/** A unit of audit work, with a rough cost: the tool calls it makes. */
+interface Job {
+  cost: number;
+  run(): Promise<void>;
 }
 
 /**
- * Audit an env's reward channel: run the attack battery ({@link ATTACKS}) on each task through each transport, and
- * check that no attack scores above the threshold, no model-caused failure is an env_error or infra_error, the scorer
- * gives the same rewards twice, no client-visible text holds a task's gold, no transport lists a reward or
- * task-picking tool, and no tool opens a gold file. Never throws for what it finds: read `report.findings`.
+ * Run `jobs` with at most `n` at once, the costliest first (episodes that call many tools, such as tool spam and the
+ * gold-file walk, start sandboxes; started first they do not leave a long tail).
+ */
+async function runPool(jobs: Job[], n: number): Promise<void> {
+  const order = [...jobs].sort((a, b) => b.cost - a.cost);
+  let next = 0;
+  const worker = async () => {
+    while (next < order.length) await order[next++]!.run();
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(n, jobs.length)) }, worker));
+}
+
+async function openView(
+  transport: Transport,
+  env: Env,
+  all: Task[],
+  audited: Task[],
+  config: AuditConfig,
+): Promise<TransportView> {
+  if (transport === "http") return httpView(env, all, config.leakIgnoreMeta ?? []);
+  if (transport === "mcp") return mcpView(env, all, audited);
+  return inProcessView(env);
+}
+
+/**
+ * Audit an env's reward channel: run the attack battery ({@link ATTACKS}) on each task through each transport
+ * (in process, `benchmax serve` over HTTP, `serveMcp` driven by the MCP SDK's Client), and check that no attack scores
+ * above the threshold, no model-caused failure is an env_error or infra_error, the scorer gives the same rewards
+ * twice, no client-visible text holds a task's gold, no transport lists a reward or task-picking tool, and no tool
+ * opens a gold file. Episodes run concurrently (`concurrency`), each on its own rollout; findings come back in a fixed
+ * order (transport, task, attack). Never throws for what it finds: read `report.findings`.
  */
 export async function auditEnv(env: Env, options: AuditOptions = {}): Promise<AuditReport> {
   const started = performance.now();
@@ -261,11 +254,10 @@ export async function auditEnv(env: Env, options: AuditOptions = {}): Promise<Au
   const threshold = config.threshold ?? 0;
   const minLength = config.leakMinLength ?? 3;
   const all = options.tasks ?? (env.loadTasks ? await env.loadTasks() : []);
-  let tasks = options.taskIds
+  const tasks = options.taskIds
     ? all.filter((t) => options.taskIds!.includes(t.id))
     : pickTasks(all, config.maxTasks ?? 8);
-  if (options.taskIds && tasks.length === 0) tasks = [];
-  const transports = options.transports ?? ["in-process", "http"];
+  const transports = options.transports ?? [...TRANSPORTS];
   const attacks = options.attacks ? ATTACKS.filter((a) => options.attacks!.includes(a.name)) : ATTACKS;
   const spec = options.envSpec ?? env.name;
   const goldOf = new Map(tasks.map((t) => [t.id, goldStrings(t.groundTruth, config.goldKeys)]));
@@ -273,27 +265,37 @@ export async function auditEnv(env: Env, options: AuditOptions = {}): Promise<Au
   const candidates = [...new Set(all.flatMap((t) => goldStrings(t.groundTruth, config.goldKeys)))]
     .filter((g) => g.length <= 200 && !g.startsWith("/"))
     .slice(0, 64);
-  const findings: Finding[] = [];
   const checks = Object.fromEntries(CHECKS.map((c) => [c, { run: 0, failed: 0 }])) as AuditReport["checks"];
-  const add = (f: Finding) => {
-    const reason = allowedBy(f, config.allow);
-    if (reason) f.allowed = reason;
-    else checks[f.check].failed++;
-    findings.push(f);
+  const timings: AuditReport["timings"] = { byTransport: {}, byAttack: {} };
+  const time = (transport: Transport, attack: string, ms: number) => {
+    timings.byTransport[transport] = (timings.byTransport[transport] ?? 0) + ms;
+    timings.byAttack[attack] = (timings.byAttack[attack] ?? 0) + ms;
   };
+  /** Findings per job, in job order: the report's order does not depend on which episode ended first. */
+  const found: Finding[][] = [];
+  const jobs: Job[] = [];
+  const views: TransportView[] = [];
   let episodes = 0;
 
-  for (const transport of transports) {
-    let view: TransportView;
-    try {
-      view = transport === "http" ? await httpView(env, all, config.leakIgnoreMeta ?? []) : await inProcessView(env);
-    } catch (e) {
-      checks.outcome.run++;
-      add({ check: "outcome", transport, message: `could not serve the env: ${errorMessage(e)}` });
-      continue;
-    }
-    try {
+  try {
+    for (const transport of transports) {
+      const out: Finding[] = [];
+      found.push(out);
+      const add = (f: Finding) => out.push(f);
+      let view: TransportView;
+      try {
+        view = await openView(transport, env, all, tasks, config);
+      } catch (e) {
+        checks.outcome.run++;
+        add({ check: "outcome", transport, message: `could not serve the env: ${errorMessage(e)}` });
+        continue;
+      }
+      views.push(view);
       const tools: ToolSpec[] = view.env.listTools();
+      const infoCommand =
+        transport === "in-process"
+          ? `benchmax info ${spec}`
+          : `benchmax serve ${spec}${transport === "mcp" ? " --mcp" : ""}, then list the tools`;
       // no reward or task-picking tool on the model's list
       checks["harness-tool"].run++;
       for (const t of tools) {
@@ -302,7 +304,7 @@ export async function auditEnv(env: Env, options: AuditOptions = {}): Promise<Au
             check: "harness-tool",
             transport,
             message: `tool "${t.name}" looks like a reward or task-picking channel; scoring and task choice belong to the harness`,
-            reproduce: `benchmax info ${spec}`,
+            reproduce: infoCommand,
           });
         }
       }
@@ -311,14 +313,17 @@ export async function auditEnv(env: Env, options: AuditOptions = {}): Promise<Au
         checks.leak.run++;
         const scope = s.taskId ? tasks.filter((t) => t.id === s.taskId) : tasks;
         for (const t of scope) {
-          const hit = leakedGold(without(s.text, s.prompt), goldOf.get(t.id) ?? [], minLength);
+          const hit = leakedGold(without(s.text, s.input), goldOf.get(t.id) ?? [], minLength);
           if (hit.length) {
             add({
               check: "leak",
               transport,
               taskId: t.id,
               message: `${s.where} contains the gold of task ${t.id}: ${hit.map((h) => short(h, 80)).join(", ")}`,
-              reproduce: transport === "http" ? `benchmax serve ${spec}, then ${s.where}` : `benchmax info ${spec}`,
+              reproduce:
+                transport === "in-process"
+                  ? `benchmax info ${spec}`
+                  : `benchmax serve ${spec}${transport === "mcp" ? " --mcp" : ""}, then ${s.where}`,
             });
           }
         }
@@ -330,13 +335,7 @@ export async function auditEnv(env: Env, options: AuditOptions = {}): Promise<Au
         for (const attack of attacks) {
           const formats: ToolFormat[] = attack.kind === "final" ? ["hermes"] : ["hermes", "openai"];
           for (const format of formats) {
-            const ctxBase: Omit<AttackContext, "prompt" | "cap"> = {
-              task,
-              gold,
-              candidates,
-              tools,
-              format,
-            };
+            const ctxBase: Omit<AttackContext, "prompt" | "cap"> = { task, gold, candidates, tools, format };
             const runs: Array<{
               label?: string;
               maxTurns: number;
@@ -345,8 +344,7 @@ export async function auditEnv(env: Env, options: AuditOptions = {}): Promise<Au
               shown: string;
             }> = [];
             if (attack.kind === "final") {
-              const answers = attack.answers({ ...ctxBase, prompt: task.prompt ?? "", cap: 1 });
-              for (const a of answers) {
+              for (const a of attack.answers({ ...ctxBase, prompt: task.prompt ?? "", cap: 1 })) {
                 runs.push({
                   label: a.label,
                   maxTurns: 1,
@@ -363,22 +361,21 @@ export async function auditEnv(env: Env, options: AuditOptions = {}): Promise<Au
                 reply: () => ({ role: "assistant", content: "" }),
               });
             }
-            for (const run of runs) {
+            // one attack run on one task through one transport: what each episode job does
+            const auditEpisode = async (run: (typeof runs)[number], add: (f: Finding) => void): Promise<number> => {
               let last = run.shown;
               let reply = run.reply;
               if (attack.kind === "script") {
-                const a = attack as Extract<Attack, { kind: "script" }>;
                 reply = (turn, messages) => {
-                  const cap = capOf(view.env);
-                  const m = a.reply({ ...ctxBase, prompt: lastUserText(messages), cap }, turn);
+                  const m = attack.reply({ ...ctxBase, prompt: lastUserText(messages), cap: capOf(view.env) }, turn);
                   last = m.tool_calls?.length ? JSON.stringify(m.tool_calls) : textOf(m.content);
                   return m;
                 };
               }
-              let r: EpisodeRun;
               const where = { transport, attack: attack.name, label: run.label, taskId: task.id, format };
               const repro = () =>
-                `benchmax audit ${spec} --task ${task.id} --attack ${attack.name}${transport === "http" ? " --transport http" : ""} (${format}); last reply ${short(last)}`;
+                `${replayCommand(spec, transport, task.id, attack.name)} (${format}); last reply ${short(last)}`;
+              let r: EpisodeRun;
               try {
                 r = await runEpisode(view.env, vt, format, run.maxTurns, reply, transport === "in-process");
               } catch (e) {
@@ -389,10 +386,8 @@ export async function auditEnv(env: Env, options: AuditOptions = {}): Promise<Au
                   message: `the episode threw: ${errorMessage(e)}`,
                   reproduce: repro(),
                 });
-                continue;
+                return 0;
               }
-              episodes++;
-              options.onEpisode?.(episodes);
               checks.outcome.run++;
               if (r.end.outcome === "env_error" || r.end.outcome === "infra_error") {
                 add({
@@ -429,13 +424,11 @@ export async function auditEnv(env: Env, options: AuditOptions = {}): Promise<Au
               const shown: Array<[string, string]> = [];
               const sys = r.messages.find((m) => m.role === "system");
               if (sys) shown.push(["the system prompt", textOf(sys.content)]);
-              if (run.scan) {
-                for (const [i, t] of r.toolErrors.entries()) shown.push([`tool error ${i + 1}`, t]);
-              }
+              if (run.scan) for (const [i, t] of r.toolErrors.entries()) shown.push([`tool error ${i + 1}`, t]);
               if (r.metadata) shown.push(["rollout metadata", JSON.stringify(r.metadata)]);
               for (const [name, text] of shown) {
                 checks.leak.run++;
-                const hit = leakedGold(without(text, task.prompt), gold, minLength);
+                const hit = leakedGold(without(text, modelInput(task)), gold, minLength);
                 if (hit.length) {
                   add({
                     check: "leak",
@@ -445,18 +438,69 @@ export async function auditEnv(env: Env, options: AuditOptions = {}): Promise<Au
                   });
                 }
               }
+              return 1;
+            };
+            for (const run of runs) {
+              const jobOut: Finding[] = [];
+              found.push(jobOut);
+              const cost =
+                attack.name === "tool-spam" ? capOf(view.env) + 1 : attack.kind === "script" ? attack.maxTurns : 1;
+              jobs.push({
+                cost,
+                run: async () => {
+                  const t0 = performance.now();
+                  try {
+                    const n = await auditEpisode(run, jobOut.push.bind(jobOut));
+                    episodes += n;
+                  } catch (e) {
+                    checks.outcome.run++;
+                    jobOut.push({
+                      check: "outcome",
+                      transport,
+                      attack: attack.name,
+                      taskId: task.id,
+                      format,
+                      message: `the audit could not run this episode: ${errorMessage(e)}`,
+                    });
+                  } finally {
+                    time(transport, attack.name, performance.now() - t0);
+                  }
+                  options.onEpisode?.(episodes);
+                },
+              });
             }
           }
         }
         // the gold files stay out of every file tool's reach
         const files = goldFiles(task.groundTruth);
-        if (files.length) await walkGoldFiles(view, vt, task, files, tools, config, add, checks, spec);
+        if (files.length) {
+          const jobOut: Finding[] = [];
+          found.push(jobOut);
+          jobs.push({
+            cost: Number.MAX_SAFE_INTEGER,
+            run: async () => {
+              const t0 = performance.now();
+              try {
+                await walkGoldFiles(view, vt, task, files, tools, config, jobOut.push.bind(jobOut), checks, spec);
+              } finally {
+                time(transport, "gold-file walk", performance.now() - t0);
+              }
+            },
+          });
+        }
       }
-    } finally {
-      await view.close();
     }
+    await runPool(jobs, options.concurrency ?? 4);
+  } finally {
+    for (const v of views) await v.close();
   }
-  const ok = findings.every((f) => f.allowed);
+
+  const findings = found.flat();
+  for (const f of findings) {
+    const reason = allowedBy(f, config.allow);
+    if (reason) f.allowed = reason;
+    else checks[f.check].failed++;
+  }
   return {
     env: env.name,
     transports,
@@ -466,13 +510,17 @@ export async function auditEnv(env: Env, options: AuditOptions = {}): Promise<Au
     findings,
     threshold,
     durationMs: performance.now() - started,
-    ok,
+    timings,
+    ok: findings.every((f) => f.allowed),
   };
 }
 
 function capOf(env: Env): number {
   return env.episodeDefaults?.maxToolCallsPerReply ?? 32;
 }
+
+const PROBE_TRIES = 3;
+const TIMED_OUT = /timed out|time-?out|did not start within/i;
 
 const REFUSED =
   /error|denied|not permitted|not allowed|outside|no such|enoent|eacces|eperm|cannot|can't|refus|invalid|not found|unknown/i;
@@ -507,30 +555,60 @@ async function walkGoldFiles(
             [probe.argument]: probe.template.replaceAll("{path}", JSON.stringify(path)),
           },
           path,
+          ...(probe.success ? { success: new RegExp(probe.success) } : {}),
         });
       }
     }
   }
   if (probes.length === 0) return;
   const id = `audit-files-${process.pid}-${seq++}`;
-  await view.env.init(id, task);
+  try {
+    await view.env.init(id, task);
+  } catch (e) {
+    checks.outcome.run++;
+    add({
+      check: "outcome",
+      transport: view.transport,
+      taskId: original.id,
+      message: `could not start a rollout to walk the gold files: ${errorMessage(e)}`,
+      reproduce: replayCommand(spec, view.transport, original.id, "bad-files"),
+    });
+    return;
+  }
   try {
     for (const p of probes) {
       checks["gold-files"].run++;
-      let r: ToolResult;
-      try {
-        r = await view.env.runTool(id, { name: p.tool, arguments: p.args });
-      } catch (e) {
+      let r: ToolResult | undefined;
+      let text = "";
+      // a probe that timed out (a loaded machine, a sandbox still starting) tells nothing: it is tried again
+      for (let attempt = 0; attempt < PROBE_TRIES; attempt++) {
+        try {
+          r = await view.env.runTool(id, { name: p.tool, arguments: p.args });
+        } catch (e) {
+          add({
+            check: "outcome",
+            transport: view.transport,
+            taskId: original.id,
+            message: `tool ${p.tool} threw on a model-chosen path (${short(p.path, 120)}): ${errorMessage(e)}`,
+            reproduce: `call ${p.tool} with ${short(JSON.stringify(p.args), 300)} in a rollout of task ${original.id}`,
+          });
+          r = undefined;
+          break;
+        }
+        text = resultText(r);
+        if (!(r.isError && TIMED_OUT.test(text.slice(0, 400)))) break;
+      }
+      if (!r) continue;
+      if (r.isError && TIMED_OUT.test(text.slice(0, 400))) {
         add({
-          check: "outcome",
+          check: "gold-files",
           transport: view.transport,
           taskId: original.id,
-          message: `tool ${p.tool} threw on a model-chosen path (${short(p.path, 120)}): ${errorMessage(e)}`,
-          reproduce: `benchmax audit ${spec} --task ${original.id}`,
+          message: `could not tell whether tool ${p.tool} opens a gold file: it timed out ${PROBE_TRIES} times (${short(p.path, 120)} → ${short(text, 120)})`,
+          reproduce: `call ${p.tool} with ${short(JSON.stringify(p.args), 300)} in a rollout of task ${original.id}`,
         });
         continue;
       }
-      const text = resultText(r);
       const opened = p.success ? p.success.test(text) : !r.isError && !REFUSED.test(text.slice(0, 400));
       if (opened) {
         add({

@@ -15,8 +15,8 @@ const catalog: Array<[string, () => Promise<{ default: EnvModule }>]> = [
   ["excel", () => import("@benchmax/env-excel")],
 ];
 
-// Every catalog env passes `benchmax audit` over its fixtures, in process and over HTTP, with the thresholds and
-// accepted findings of its own audit.json.
+// Every catalog env passes `benchmax audit` over its fixtures, in process, over HTTP and over MCP, with the thresholds
+// and accepted findings of its own audit.json.
 describe("benchmax audit on every catalog env", () => {
   for (const [name, load] of catalog) {
     it(`${name} passes`, { timeout: 180_000 }, async () => {
@@ -25,7 +25,7 @@ describe("benchmax audit on every catalog env", () => {
         const report = await auditEnv(env, { config: loadAuditConfig(resolve(envsDir, name)), envSpec: name });
         if (!report.ok) console.error(formatAuditReport(report));
         expect(report.ok).toBe(true);
-        expect(report.transports).toEqual(["in-process", "http"]);
+        expect(report.transports).toEqual(["in-process", "http", "mcp"]);
         expect(report.episodes).toBeGreaterThan(50);
         for (const c of ["score", "outcome", "deterministic", "leak", "harness-tool"] as const) {
           expect(report.checks[c].run, c).toBeGreaterThan(0);

@@ -105,8 +105,18 @@ export function leakedGold(text: string, golds: readonly string[], minLength = 3
   return found;
 }
 
-/** Remove every occurrence of `part` (the task's own prompt) from `text`, so a scan reads only what was added. */
-export function without(text: string, part: string | undefined): string {
-  if (part === undefined || part.trim() === "") return text;
-  return text.split(part).join(" ");
+/**
+ * Remove every occurrence of each of `parts` (what the model reads by design: its own prompt) from `text`, as written
+ * and as a JSON string body, so a scan reads only what was added.
+ */
+export function without(text: string, parts: string | readonly string[] | undefined): string {
+  const list = parts === undefined ? [] : typeof parts === "string" ? [parts] : parts;
+  let out = text;
+  for (const part of list) {
+    if (part.trim() === "") continue;
+    out = out.split(part).join(" ");
+    const json = JSON.stringify(part).slice(1, -1);
+    if (json !== part) out = out.split(json).join(" ");
+  }
+  return out;
 }

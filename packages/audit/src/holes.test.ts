@@ -23,7 +23,8 @@ describe("the audit finds the holes of issue 26 on the pre-fix code", () => {
     const hits = failed(r, "score");
     expect(hits.length).toBeGreaterThan(0);
     expect(new Set(hits.map((f) => f.format))).toEqual(new Set(["hermes"]));
-    expect(new Set(hits.map((f) => f.transport))).toEqual(new Set(["in-process", "http"]));
+    // every transport users serve it on: in process, HTTP and MCP
+    expect(new Set(hits.map((f) => f.transport))).toEqual(new Set(["in-process", "http", "mcp"]));
     expect(hits[0]!.reproduce).toContain("--attack answer-in-tool-call");
     expect(r.ok).toBe(false);
     await env.close();
@@ -58,17 +59,23 @@ describe("the other checks", () => {
       failed(r, "harness-tool")
         .map((f) => f.transport)
         .sort(),
-    ).toEqual(["http", "in-process"]);
+    ).toEqual(["http", "in-process", "mcp"]);
     expect(failed(r, "harness-tool")[0]!.message).toContain('"check_answer"');
     expect(failed(r, "leak").some((f) => f.message.startsWith("the system prompt contains the gold"))).toBe(true);
+    // over MCP: the system prompt the harness channel hands out, and the task resource a client reads
+    const mcpLeaks = failed(r, "leak").filter((f) => f.transport === "mcp");
+    expect(mcpLeaks.some((f) => f.message.startsWith("the system prompt contains the gold"))).toBe(true);
+    expect(mcpLeaks.some((f) => /^MCP resources\/read \S+ \(task k1\) contains the gold/.test(f.message))).toBe(true);
     await env.close();
   });
 
   it("a model-chosen argument that crashes a tool is an env_error; a reward that changes is not deterministic", async () => {
     const env = brittleEnv();
-    const r = await auditEnv(env, { attacks: ["tool-spam", "empty-answer"], transports: ["in-process"] });
+    const r = await auditEnv(env, { attacks: ["tool-spam", "empty-answer"], transports: ["in-process", "mcp"] });
     expect(failed(r, "outcome").length).toBeGreaterThan(0);
     expect(failed(r, "outcome")[0]!.message).toContain("env_error");
+    // the same crash seen by an MCP client: the server's internal error, an env_error (not a tool error the model reads)
+    expect(failed(r, "outcome").some((f) => f.transport === "mcp" && f.message.includes("env_error"))).toBe(true);
     expect(failed(r, "deterministic").length).toBeGreaterThan(0);
     await env.close();
   });

@@ -23,3 +23,4 @@ export {
 export { type Allowance, type AuditConfig, type FileProbe, loadAuditConfig, parseAuditConfig } from "./config.js";
 export { formatAuditReport } from "./format-report.js";
 export { goldFiles, goldStrings, leakedGold, normalizeForScan } from "./gold.js";
+export { TRANSPORTS } from "./transport-view.js";

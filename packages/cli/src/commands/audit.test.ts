@@ -27,9 +27,28 @@ describe("benchmax audit", () => {
     expect(report.checks.score.run).toBeGreaterThan(0);
   });
 
+  it("audits over MCP (the MCP SDK's client against serveMcp)", { timeout: 120_000 }, () => {
+    const r = cli([
+      "audit",
+      "math",
+      "--json",
+      "--transport",
+      "mcp",
+      "--attack",
+      "answer-in-tool-call",
+      "--max-tasks",
+      "2",
+    ]);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report).toMatchObject({ env: "math", ok: true, transports: ["mcp"], tasks: 2 });
+    expect(report.checks["harness-tool"].run).toBe(1);
+    expect(report.checks.score.run).toBe(4);
+  });
+
   it("refuses an unknown transport", { timeout: 60_000 }, () => {
     const r = cli(["audit", "math", "--transport", "smoke-signals"]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain("--transport must be in-process, http or all");
+    expect(r.stderr).toContain("--transport must be in-process, http, mcp or all");
   });
 });

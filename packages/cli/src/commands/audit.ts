@@ -1,6 +1,13 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { type AuditReport, auditEnv, formatAuditReport, loadAuditConfig, type Transport } from "@benchmax/audit";
+import {
+  type AuditReport,
+  auditEnv,
+  formatAuditReport,
+  loadAuditConfig,
+  TRANSPORTS,
+  type Transport,
+} from "@benchmax/audit";
 import { type Env, UsageError } from "@benchmax/core";
 import type { Command } from "commander";
 import { createEnv, parseKeyValues, resolveEnvEntry } from "../env-loader.js";
@@ -15,6 +22,7 @@ export interface AuditFlags {
   attack: string[];
   task: string[];
   maxTasks?: number;
+  concurrency?: number;
 }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
@@ -23,17 +31,18 @@ export function register(program: Command): void {
   program
     .command("audit <env>")
     .description(
-      "run adversarial policies and gold-leak scans against an env, in process and over HTTP; exits 1 on a finding",
+      "run adversarial policies and gold-leak scans against an env, in process, over HTTP and over MCP; exits 1 on a finding",
     )
     .option("--dataset <path>", "audit these tasks (default: the env's fixtures)")
     .option("--split <name>", "dataset split where the env has several")
     .option("--env-opt <key=value>", "env option (repeatable)", collect, [])
-    .option("--transport <name>", "in-process, http or all", "all")
+    .option("--transport <name>", "in-process, http, mcp or all", "all")
     .option("--attack <name>", "only this attack (repeatable; see --json for the names)", collect, [])
     .option("--task <id>", "only this task (repeatable)", collect, [])
     .option("--max-tasks <n>", "tasks audited at most (default: audit.json's maxTasks, else 8)", (v) =>
       parseIntFlag(v, "--max-tasks"),
     )
+    .option("--concurrency <n>", "episodes run at once (default 4)", (v) => parseIntFlag(v, "--concurrency", 1))
     .option("--json", "print the report as JSON")
     .action(async (spec: string, flags: AuditFlags) => {
       const report = await auditCommand(spec, flags);
@@ -55,9 +64,9 @@ export function envPackageDir(spec: string): string | undefined {
 }
 
 export async function auditCommand(spec: string, flags: AuditFlags): Promise<AuditReport> {
-  const transports: Transport[] = flags.transport === "all" ? ["in-process", "http"] : [flags.transport as Transport];
-  if (!transports.every((t) => t === "in-process" || t === "http")) {
-    throw new UsageError(`--transport must be in-process, http or all, got "${flags.transport}"`);
+  const transports: Transport[] = flags.transport === "all" ? [...TRANSPORTS] : [flags.transport as Transport];
+  if (!transports.every((t) => TRANSPORTS.includes(t))) {
+    throw new UsageError(`--transport must be ${TRANSPORTS.join(", ")} or all, got "${flags.transport}"`);
   }
   const config = loadAuditConfig(envPackageDir(spec));
   if (flags.maxTasks !== undefined) config.maxTasks = flags.maxTasks;
@@ -75,6 +84,7 @@ export async function auditCommand(spec: string, flags: AuditFlags): Promise<Aud
       attacks: flags.attack.length ? flags.attack : undefined,
       taskIds: flags.task.length ? flags.task : undefined,
       envSpec: spec,
+      concurrency: flags.concurrency,
     });
     process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatAuditReport(report)}\n`);
     return report;
