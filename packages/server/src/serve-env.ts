@@ -2,11 +2,11 @@ import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { combineRewards, type Env, errorMessage, type Message, type Task, type ToolCallRequest } from "@benchmax/core";
+import FindMyWay from "find-my-way";
 import { checkBearer } from "./auth.js";
 import { type ConnectionLimits, checkOrigin, clientOf, edgePolicy, guardConnections, serverOptions } from "./edge.js";
 import { classify, isOpenEnvValidation } from "./error-codes.js";
 import { HttpError, validationDetail } from "./http-error.js";
-import { handleRpc, JSONRPC, rpcError } from "./mcp-rpc.js";
 import { ServerMetrics } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
 import {
@@ -20,9 +20,10 @@ import {
 } from "./openenv.js";
 import { PromMetrics } from "./prometheus.js";
 import { RolloutRecorder, tagsOf } from "./record.js";
-import { isRoute } from "./routes.js";
+import { ROUTE_LIST, type RouteName, type RouteSpec } from "./routes.js";
 import { isMessages, RolloutService, type ServedRollout } from "./service/rollout-service.js";
 import { badRequest, conflict, notFound, RolloutServiceError } from "./service/service-error.js";
+import { McpEndpoint } from "./transports/mcp.js";
 import { attachWebSocket, taskRefOf } from "./ws-session.js";
 
 export interface ServeEnvOptions extends ConnectionLimits {
@@ -267,232 +268,202 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     );
   };
 
-  const rpc = { service, serverName: `benchmax-${env.name}`, instructions: metadata().systemPrompt ?? undefined };
+  // MCP on `/mcp` and `/ws` `{"type": "mcp"}`: the MCP SDK's Server over the rollout service
+  const mcp = new McpEndpoint(service, { maxBatch });
 
-  /** `POST /mcp`: JSON-RPC 2.0 (one request or a batch); a malformed body is a JSON-RPC error with status 200. */
+  /** `/mcp`: MCP clients' streamable-HTTP sessions, and OpenEnv's sessionless JSON-RPC (errors with status 200). */
   async function serveMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let parsed: unknown;
-    try {
-      const text = await readText(req, maxBody);
-      parsed = JSON.parse(text);
-    } catch (e) {
-      if (e instanceof HttpError) throw e;
-      return send(res, 200, rpcError(null, JSONRPC.PARSE_ERROR, `Parse error: ${errorMessage(e)}`));
-    }
-    const ctx = { ...rpc, client: clientOf(req) };
-    if (Array.isArray(parsed)) {
-      if (parsed.length > maxBatch) {
-        return send(
-          res,
-          200,
-          rpcError(
-            null,
-            JSONRPC.INVALID_REQUEST,
-            `batch of ${parsed.length} messages: at most ${maxBatch} per request`,
-          ),
-        );
-      }
-      const out = (await Promise.all(parsed.map((m) => handleRpc(ctx, m)))).filter((x) => x !== undefined);
-      if (out.length === 0) return void res.writeHead(202).end();
-      return send(res, 200, out);
-    }
-    const out = await handleRpc(ctx, parsed);
-    if (!out) return void res.writeHead(202).end();
-    return send(res, 200, out);
+    const text = req.method === "POST" ? await readText(req, maxBody) : undefined;
+    return mcp.handle(req, res, text, clientOf(req));
   }
 
-  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  type Handler = (req: IncomingMessage, res: ServerResponse, id: string, query: string) => Promise<void> | void;
+
+  /** The rollout a `/v1/rollouts/:id/…` request names, with its capability token. */
+  const own = (req: IncomingMessage, id: string, body?: Record<string, unknown>) =>
+    service.get(id, rolloutToken(req, body));
+
+  /** One handler per route of the list (routes.ts); a route without one, or one without a route, does not compile. */
+  const handlers: { [K in RouteName]: Handler } = {
+    health: (_req, res) =>
+      send(res, closing ? 503 : 200, {
+        status: closing ? "draining" : "healthy",
+        activeRollouts: service.active,
+        instance,
+      }),
+    metadata: (_req, res) => send(res, 200, metadata()),
+    schema: (_req, res) => send(res, 200, schemaOf(env)),
+    metrics: async (req, res, _id, query) => {
+      const accept = req.headers.accept ?? "";
+      if (query.includes("format=prometheus") || (accept.includes("text/plain") && !accept.includes("json"))) {
+        const text = metrics.prometheus(service.active) + (await prom.text());
+        res.writeHead(200, { "content-type": "text/plain; version=0.0.4", "content-length": Buffer.byteLength(text) });
+        res.end(text);
+        return;
+      }
+      send(res, 200, metrics.snapshot(service.active));
+    },
+    tools: (_req, res) => send(res, 200, { tools: env.listTools(), openenv: openEnvTools(env) }),
+    tasks: async (_req, res, _id, query) => {
+      const limit = Number(new URLSearchParams(query).get("limit") ?? Number.POSITIVE_INFINITY);
+      const tasks = (await service.tasks()).slice(0, limit);
+      // gold data stays on the server
+      send(res, 200, { tasks: tasks.map((t) => ({ id: t.id, prompt: t.prompt, messages: t.messages, meta: t.meta })) });
+    },
+    openapi: (_req, res) => send(res, 200, openApiDocument(env, options.metadata?.version as string | undefined)),
+    state: (req, res, _id, query) => {
+      // a finished episode's final state stays readable (OpenEnv's session keeps its state after done)
+      const named = (req.headers["x-episode-id"] as string | undefined) ?? new URLSearchParams(query).get("episode_id");
+      if (named) {
+        const final = service.finalState(named, rolloutToken(req));
+        if (final) return send(res, 200, stateOf(final));
+      }
+      const r = episodeOf(req, query) ?? service.finalState(undefined, undefined, "reset");
+      send(res, 200, r ? stateOf(r) : NO_EPISODE_STATE);
+    },
+    create: async (req, res) => {
+      if (closing) throw draining();
+      const body = await readBody(req, maxBody);
+      const r = await service.create({
+        from: taskRefOf(body),
+        maxTurns: body.maxTurns as number | undefined,
+        client: clientOf(req),
+        tags: tagsOf(body),
+        origin: "v1",
+      });
+      send(res, 201, created(r));
+    },
+    rolloutState: (req, res, id) => send(res, 200, stateOf(own(req, id))),
+    delete: async (req, res, id) => {
+      await service.release(own(req, id));
+      send(res, 200, { released: true });
+    },
+    call: async (req, res, id) => {
+      const body = await readBody(req, maxBody);
+      const r = own(req, id, body);
+      if (typeof body.name !== "string" || !body.name) throw badRequest(`"name" (the tool name) must be a string`);
+      const args = body.arguments ?? {};
+      if (typeof args !== "object" || args === null || Array.isArray(args)) {
+        throw badRequest(`"arguments" must be an object`);
+      }
+      const call: ToolCallRequest = { name: body.name, arguments: args as Record<string, unknown> };
+      if (typeof body.id === "string") call.id = body.id;
+      send(res, 200, await service.callTool(r, call));
+    },
+    reward: async (req, res, id) => {
+      const body = await readBody(req, maxBody);
+      const r = own(req, id, body);
+      if (body.messages !== undefined) {
+        if (!isMessages(body.messages)) throw badRequest(`"messages" must be an array of {role, content} messages`);
+        return send(res, 200, await service.score(r, { messages: body.messages }));
+      }
+      if (typeof body.completion === "string") {
+        return send(res, 200, await service.score(r, { completion: body.completion }));
+      }
+      throw badRequest(`"messages" (the conversation) or "completion" (the final text) is required`);
+    },
+    fork: async (req, res, id) => {
+      const body = await readBody(req, maxBody);
+      const kids = await service.fork(own(req, id, body), (body.n ?? 1) as number);
+      send(res, 200, { children: kids.map(created) });
+    },
+    release: async (req, res, id) => {
+      const body = await readBody(req, maxBody);
+      await service.release(own(req, id, body));
+      send(res, 200, { released: true });
+    },
+    rolloutStep: async (req, res, id) => {
+      const body = await readBody(req, maxBody);
+      send(res, 200, await stepRollout(service, own(req, id, body), body.action));
+    },
+    groupReward: async (req, res) => {
+      const body = await readBody(req, maxBody);
+      if (!env.computeGroupReward) throw new HttpError(501, "NOT_SUPPORTED", `${env.name} has no group reward`);
+      if (!Array.isArray(body.members)) throw badRequest(`"members" must be an array of {messages, rewards}`);
+      const task = await service.resolveTask(taskRefOf(body));
+      for (const [i, m] of (body.members as unknown[]).entries()) {
+        const mm = m as Record<string, unknown> | null;
+        if (!mm || typeof mm !== "object" || (mm.messages !== undefined && !isMessages(mm.messages))) {
+          throw badRequest(`"members[${i}]" must be {messages: [...], rewards: {...}}`);
+        }
+        const rw = mm.rewards ?? {};
+        if (typeof rw !== "object" || rw === null || Object.values(rw).some((x) => typeof x !== "number")) {
+          throw badRequest(`"members[${i}].rewards" must be an object of numbers`);
+        }
+      }
+      const members = (body.members as Array<Record<string, unknown>>).map((m, i) => ({
+        rolloutId: typeof m.rolloutId === "string" ? m.rolloutId : `member-${i}`,
+        task,
+        messages: (Array.isArray(m.messages) ? m.messages : []) as Message[],
+        rewards: (m.rewards ?? {}) as Record<string, number>,
+      }));
+      const extra = await env.computeGroupReward(members);
+      send(res, 200, {
+        rewards: extra,
+        combined: extra.map((e, i) => combineRewards({ ...members[i]!.rewards, ...e }, env.rewardWeights)),
+      });
+    },
+    reset: async (req, res) => {
+      if (closing) throw draining();
+      const body = await readBody(req, maxBody);
+      const r = await service.create({
+        from: taskRefOf(body),
+        id: body.episode_id as string | undefined,
+        client: clientOf(req),
+        tags: tagsOf(body),
+        origin: "reset",
+      });
+      sendJson(res, 200, resetObservationJson(service, r));
+    },
+    step: async (req, res, _id, query) => {
+      const body = await readBody(req, maxBody);
+      if (body.action === undefined) throw badRequest("Field required", "MISSING", ["body", "action"], body);
+      const a = body.action as { type?: unknown } | null;
+      const r = episodeOf(req, query, body);
+      if (!r) {
+        // OpenEnv allows a tool list before any reset
+        if (a && typeof a === "object" && a.type === "list_tools") return send(res, 200, listToolsResult(env));
+        throw conflict("no live episode: POST /reset first", "SESSION_ERROR");
+      }
+      send(res, 200, await stepRollout(service, r, body.action));
+    },
+    mcp: (req, res) => serveMcp(req, res),
+    mcpStream: (req, res) => serveMcp(req, res),
+    mcpClose: (req, res) => serveMcp(req, res),
+  };
+
+  /** The routes, declared once (routes.ts), in find-my-way; another method on a known path is 405. */
+  const router = FindMyWay<FindMyWay.HTTPVersion.V1>({ ignoreTrailingSlash: false, caseSensitive: true });
+  type Found = { handler: Handler; open: boolean };
+  const methods = ["GET", "POST", "DELETE", "PUT", "PATCH", "HEAD", "OPTIONS"] as const;
+  const notAllowed: Handler = (req) => {
+    throw new HttpError(405, "METHOD_NOT_ALLOWED", `${req.method} ${req.url?.split("?")[0]} is not allowed`);
+  };
+  const declared = new Map<string, Set<string>>();
+  for (const r of ROUTE_LIST as readonly RouteSpec[]) {
+    const store: Found = { handler: handlers[r.name as RouteName], open: r.public === true };
+    router.on(r.method, r.path, () => {}, store);
+    let set = declared.get(r.path);
+    if (!set) declared.set(r.path, (set = new Set()));
+    set.add(r.method);
+  }
+  for (const [path, set] of declared) {
+    for (const m of methods) if (!set.has(m)) router.on(m, path, () => {}, { handler: notAllowed, open: false });
+  }
+
+  function route(req: IncomingMessage, res: ServerResponse): Promise<void> | void {
     const url = req.url ?? "/";
     const q = url.indexOf("?");
     const path = q < 0 ? url : url.slice(0, q);
     const query = q < 0 ? "" : url.slice(q + 1);
-    const method = req.method ?? "GET";
-
-    if (path === "/health") {
-      return send(res, closing ? 503 : 200, {
-        status: closing ? "draining" : "healthy",
-        activeRollouts: service.active,
-        instance,
-      });
+    const found = router.find((req.method ?? "GET") as FindMyWay.HTTPMethod, path);
+    const store = found?.store as Found | undefined;
+    if (!store?.open) {
+      const authError = token ? checkBearer(req.headers.authorization, token) : checkOrigin(req, originPolicy);
+      if (authError) throw authError;
     }
-    const authError = token ? checkBearer(req.headers.authorization, token) : checkOrigin(req, originPolicy);
-    if (authError) throw authError;
-
-    // the hot path: POST /v1/rollouts/<id>/<action>
-    if (path.startsWith("/v1/rollouts/")) {
-      const rest = path.slice(13);
-      const slash = rest.indexOf("/");
-      let id: string;
-      try {
-        id = decodeURIComponent(slash < 0 ? rest : rest.slice(0, slash));
-      } catch {
-        throw badRequest("malformed rollout id in the path");
-      }
-      const action = slash < 0 ? "" : rest.slice(slash + 1);
-      if (action === "" && method === "GET") {
-        const r = service.get(id, rolloutToken(req));
-        return send(res, 200, stateOf(r));
-      }
-      if (action === "" && method === "DELETE") {
-        const r = service.get(id, rolloutToken(req));
-        await service.release(r);
-        return send(res, 200, { released: true });
-      }
-      if (method !== "POST") throw new HttpError(405, "METHOD_NOT_ALLOWED", `${method} ${path} is not allowed`);
-      const body = await readBody(req, maxBody);
-      const r = service.get(id, rolloutToken(req, body));
-      switch (action) {
-        case "call": {
-          if (typeof body.name !== "string" || !body.name) throw badRequest(`"name" (the tool name) must be a string`);
-          const args = body.arguments ?? {};
-          if (typeof args !== "object" || args === null || Array.isArray(args)) {
-            throw badRequest(`"arguments" must be an object`);
-          }
-          const call: ToolCallRequest = { name: body.name, arguments: args as Record<string, unknown> };
-          if (typeof body.id === "string") call.id = body.id;
-          return send(res, 200, await service.callTool(r, call));
-        }
-        case "reward": {
-          if (body.messages !== undefined) {
-            if (!isMessages(body.messages)) throw badRequest(`"messages" must be an array of {role, content} messages`);
-            return send(res, 200, await service.score(r, { messages: body.messages }));
-          }
-          if (typeof body.completion === "string") {
-            return send(res, 200, await service.score(r, { completion: body.completion }));
-          }
-          throw badRequest(`"messages" (the conversation) or "completion" (the final text) is required`);
-        }
-        case "fork": {
-          const n = body.n ?? 1;
-          const kids = await service.fork(r, n as number);
-          return send(res, 200, { children: kids.map(created) });
-        }
-        case "release":
-          await service.release(r);
-          return send(res, 200, { released: true });
-        case "step":
-          return send(res, 200, await stepRollout(service, r, body.action));
-        default:
-          throw notFound(`no such rollout action "${action}" (call, reward, fork, release, step)`);
-      }
-    }
-
-    if (method === "GET") {
-      switch (path) {
-        case "/metadata":
-          return send(res, 200, metadata());
-        case "/schema":
-          return send(res, 200, schemaOf(env));
-        case "/metrics": {
-          const accept = req.headers.accept ?? "";
-          if (query.includes("format=prometheus") || (accept.includes("text/plain") && !accept.includes("json"))) {
-            const text = metrics.prometheus(service.active) + (await prom.text());
-            res.writeHead(200, {
-              "content-type": "text/plain; version=0.0.4",
-              "content-length": Buffer.byteLength(text),
-            });
-            res.end(text);
-            return;
-          }
-          return send(res, 200, metrics.snapshot(service.active));
-        }
-        case "/v1/tools":
-          return send(res, 200, { tools: env.listTools(), openenv: openEnvTools(env) });
-        case "/v1/tasks": {
-          const params = new URLSearchParams(query);
-          const limit = Number(params.get("limit") ?? Number.POSITIVE_INFINITY);
-          const tasks = (await service.tasks()).slice(0, limit);
-          // gold data stays on the server
-          return send(res, 200, {
-            tasks: tasks.map((t) => ({ id: t.id, prompt: t.prompt, messages: t.messages, meta: t.meta })),
-          });
-        }
-        case "/state": {
-          // a finished episode's final state stays readable (OpenEnv's session keeps its state after done)
-          const named =
-            (req.headers["x-episode-id"] as string | undefined) ?? new URLSearchParams(query).get("episode_id");
-          if (named) {
-            const final = service.finalState(named, rolloutToken(req));
-            if (final) return send(res, 200, stateOf(final));
-          }
-          const r = episodeOf(req, query) ?? service.finalState(undefined, undefined, "reset");
-          return send(res, 200, r ? stateOf(r) : NO_EPISODE_STATE);
-        }
-        case "/openapi.json":
-          return send(res, 200, openApiDocument(env, options.metadata?.version as string | undefined));
-      }
-    }
-    if (method === "POST") {
-      switch (path) {
-        case "/v1/rollouts": {
-          if (closing) throw draining();
-          const body = await readBody(req, maxBody);
-          const r = await service.create({
-            from: taskRefOf(body),
-            maxTurns: body.maxTurns as number | undefined,
-            client: clientOf(req),
-            tags: tagsOf(body),
-            origin: "v1",
-          });
-          return send(res, 201, created(r));
-        }
-        case "/v1/group-reward": {
-          const body = await readBody(req, maxBody);
-          if (!env.computeGroupReward) throw new HttpError(501, "NOT_SUPPORTED", `${env.name} has no group reward`);
-          if (!Array.isArray(body.members)) throw badRequest(`"members" must be an array of {messages, rewards}`);
-          const task = await service.resolveTask(taskRefOf(body));
-          for (const [i, m] of (body.members as unknown[]).entries()) {
-            const mm = m as Record<string, unknown> | null;
-            if (!mm || typeof mm !== "object" || (mm.messages !== undefined && !isMessages(mm.messages))) {
-              throw badRequest(`"members[${i}]" must be {messages: [...], rewards: {...}}`);
-            }
-            const rw = mm.rewards ?? {};
-            if (typeof rw !== "object" || rw === null || Object.values(rw).some((x) => typeof x !== "number")) {
-              throw badRequest(`"members[${i}].rewards" must be an object of numbers`);
-            }
-          }
-          const members = (body.members as Array<Record<string, unknown>>).map((m, i) => ({
-            rolloutId: typeof m.rolloutId === "string" ? m.rolloutId : `member-${i}`,
-            task,
-            messages: (Array.isArray(m.messages) ? m.messages : []) as Message[],
-            rewards: (m.rewards ?? {}) as Record<string, number>,
-          }));
-          const extra = await env.computeGroupReward(members);
-          return send(res, 200, {
-            rewards: extra,
-            combined: extra.map((e, i) => combineRewards({ ...members[i]!.rewards, ...e }, env.rewardWeights)),
-          });
-        }
-        case "/reset": {
-          if (closing) throw draining();
-          const body = await readBody(req, maxBody);
-          const r = await service.create({
-            from: taskRefOf(body),
-            id: body.episode_id as string | undefined,
-            client: clientOf(req),
-            tags: tagsOf(body),
-            origin: "reset",
-          });
-          return sendJson(res, 200, resetObservationJson(service, r));
-        }
-        case "/step": {
-          const body = await readBody(req, maxBody);
-          if (body.action === undefined) throw badRequest("Field required", "MISSING", ["body", "action"], body);
-          const a = body.action as { type?: unknown } | null;
-          const r = episodeOf(req, query, body);
-          if (!r) {
-            // OpenEnv allows a tool list before any reset
-            if (a && typeof a === "object" && a.type === "list_tools") return send(res, 200, listToolsResult(env));
-            throw conflict("no live episode: POST /reset first", "SESSION_ERROR");
-          }
-          return send(res, 200, await stepRollout(service, r, body.action));
-        }
-        case "/mcp":
-          return serveMcp(req, res);
-      }
-    }
-    if (isRoute(path)) throw new HttpError(405, "METHOD_NOT_ALLOWED", `${method} ${path} is not allowed`);
-    throw notFound(`no route ${method} ${path}`);
+    if (!found || !store) throw notFound(`no route ${req.method} ${path}`);
+    return store.handler(req, res, (found.params as { id?: string }).id ?? "", query);
   }
 
   const settled = () => {
@@ -502,7 +473,13 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     metrics.requests++;
     inflight++;
     // one `then` per request (this is the hot path): settle, or answer the error and settle
-    route(req, res).then(settled, (e: unknown) => {
+    let p: Promise<void> | void;
+    try {
+      p = route(req, res);
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    Promise.resolve(p).then(settled, (e: unknown) => {
       try {
         if (!res.headersSent) sendError(res, e, req);
         else res.destroy();
@@ -520,7 +497,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     originPolicy,
     maxPayload: maxBody,
     isClosing: () => closing,
-    rpc,
+    mcp: mcp.rpc,
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -553,6 +530,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
           ]);
         }
         await ws.close();
+        await mcp.close();
         guard.stop();
         server.closeAllConnections();
         await stopped;
