@@ -5,9 +5,11 @@ export interface GapReport {
   after: string;
   totalMs: number;
   lines: number;
+  /** the gaps over the limit, longest first */
+  over: Array<{ ms: number; before: string; after: string }>;
 }
 export class GapMeter {
-  constructor(start: number);
+  constructor(start: number, limitMs?: number);
   line(now: number, text: string): void;
   finish(now: number): GapReport;
 }

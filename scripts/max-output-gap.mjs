@@ -12,7 +12,10 @@ import { fileURLToPath } from "node:url";
 
 /** Keeps the largest gap between output lines; times are milliseconds from any one clock. */
 export class GapMeter {
-  constructor(start) {
+  /** `limitMs`: gaps longer than this are also listed (`over`), longest first. */
+  constructor(start, limitMs = Number.POSITIVE_INFINITY) {
+    this.limitMs = limitMs;
+    this.overList = [];
     this.start = start;
     this.last = start;
     this.lastLine = "(start)";
@@ -36,12 +39,14 @@ export class GapMeter {
       after: this.max.after,
       totalMs: now - this.start,
       lines: this.lines,
+      over: [...this.overList].sort((x, y) => y.ms - x.ms),
     };
   }
 
   #gap(now, text) {
     const ms = now - this.last;
     if (ms > this.max.ms) this.max = { ms, before: this.lastLine, after: text, at: now };
+    if (ms > this.limitMs) this.overList.push({ ms, before: this.lastLine, after: text });
     this.last = now;
   }
 }
@@ -90,7 +95,7 @@ export function measure(
   { maxS, now = () => performance.now(), out = process.stdout, err = process.stderr } = {},
 ) {
   return new Promise((resolve) => {
-    const meter = new GapMeter(now());
+    const meter = new GapMeter(now(), maxS === undefined ? undefined : maxS * 1000);
     const child = spawn(command[0], command.slice(1), { stdio: ["inherit", "pipe", "pipe"] });
     const splitters = [];
     for (const [stream, sink] of [
@@ -122,7 +127,13 @@ export function measure(
       const verdict = failure ?? (code !== 0 ? `the command failed (exit ${code})` : over ? "over the limit" : "ok");
       const report =
         `max-output-gap: largest gap ${seconds(r.maxGapMs)} s (after ${clip(r.before)}, before ${clip(r.after)}), ` +
-        `total ${seconds(r.totalMs)} s, ${r.lines} lines; limit ${maxS} s: ${verdict}`;
+        `total ${seconds(r.totalMs)} s, ${r.lines} lines; limit ${maxS} s: ${verdict}` +
+        (r.over.length > 1
+          ? `\nmax-output-gap: ${r.over.length} gaps over ${maxS} s, the longest: ${r.over
+              .slice(0, 5)
+              .map((g) => `${seconds(g.ms)} s before ${clip(g.after)}`)
+              .join("; ")}`
+          : "");
       resolve({ code: code !== 0 ? code : over ? 1 : 0, report, ...r });
     };
     child.on("error", (e) => done(127, `could not run ${command[0]}: ${e.message}`));

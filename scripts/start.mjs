@@ -3,13 +3,24 @@
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runWithHeartbeat } from "./heartbeat.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const node = (args) => spawnSync(process.execPath, args, { stdio: "inherit", cwd: root }).status ?? 1;
 
 const setup = node([join(root, "scripts/setup.mjs")]);
 if (setup !== 0) process.exit(setup);
-const code = node([join(root, "scripts/pnpm.mjs"), "exec", "benchmax", "eval", "--all"]);
+// loading every env takes a while before the first rollout line (46 s measured on a loaded 2-core machine): the
+// heartbeat keeps a cold `npm start` from going silent for 10 s (issue 27)
+console.log("benchmax: evaluating every prebuilt env on its bundled fixtures…");
+const code = await runWithHeartbeat(
+  process.execPath,
+  [join(root, "scripts/pnpm.mjs"), "exec", "benchmax", "eval", "--all"],
+  {
+    label: "evaluating the prebuilt envs",
+    cwd: root,
+  },
+);
 console.log(`
 Next steps:
   npx benchmax report runs/<env>-<time>                 an HTML report of a run dir above

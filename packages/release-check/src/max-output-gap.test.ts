@@ -33,7 +33,18 @@ describe("max-output-gap", () => {
       after: "building cli",
       totalMs: 15_000,
       lines: 3,
+      over: [],
     });
+
+    // with a limit, every gap over it is listed, longest first
+    const limited = new GapMeter(0, 10_000);
+    limited.line(10_500, "a");
+    limited.line(11_000, "b");
+    limited.line(23_000, "c");
+    expect(limited.finish(23_100).over).toEqual([
+      { ms: 12_000, before: "b", after: "c" },
+      { ms: 10_500, before: "(start)", after: "a" },
+    ]);
 
     const quietStart = new GapMeter(100);
     quietStart.line(12_100, "first line");
@@ -82,7 +93,9 @@ describe("max-output-gap", () => {
 
     const over = await measure(child, { maxS: 3, now: steppingClock(4_000), out: sink(), err: sink() });
     expect(over.code).toBe(1);
-    expect(over.report).toMatch(/limit 3 s: over the limit$/);
+    expect(over.report).toMatch(
+      /limit 3 s: over the limit\nmax-output-gap: 3 gaps over 3 s, the longest: 4\.0 s before "(one|two)"; 4\.0 s before "(one|two)"; 4\.0 s before "\(exit\)"$/,
+    );
   });
 
   it("exits with the command's own status when it fails, and 127 when it cannot run", async () => {
@@ -99,12 +112,14 @@ describe("max-output-gap", () => {
     expect(missing.report).toMatch(/could not run \/nonexistent\/benchmax-no-such-command/);
   });
 
-  it("as a CLI: passes output through, prints one summary line on stderr, fails over the limit, 64 on bad usage", () => {
+  it("as a CLI: passes output through, prints its summary on stderr, fails over the limit, 64 on bad usage", () => {
     const run = (args: string[]) => spawnSync(process.execPath, [script, ...args], { encoding: "utf8" });
     // any real command is silent for more than 0 s between its start and its first line
     const r = run(["--max-s", "0", "--", process.execPath, "-e", "console.log('hello')"]);
     expect(r.stdout).toBe("hello\n");
-    expect(r.stderr).toMatch(/^max-output-gap: largest gap \d+\.\d s .* 1 lines; limit 0 s: over the limit\n$/);
+    expect(r.stderr).toMatch(
+      /^max-output-gap: largest gap \d+\.\d s .* 1 lines; limit 0 s: over the limit\nmax-output-gap: 2 gaps over 0 s, the longest: .*\n$/,
+    );
     expect(r.status).toBe(1);
     const bad = run(["--", "true"]);
     expect(bad.status).toBe(64);
