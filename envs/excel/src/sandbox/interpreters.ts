@@ -88,6 +88,8 @@ interface Session {
   unsaved: boolean;
   /** Kills the interpreter at its rollout's deadline. */
   deadline?: NodeJS.Timeout;
+  /** The warm pool it came from, refilled after this session's first call. */
+  refill?: WarmPool;
 }
 
 /** Why an interpreter was stopped at its rollout's deadline (what the model reads). */
@@ -196,16 +198,19 @@ class WarmPool {
     while (!this.closed && this.ready.length + this.starting.filter((s) => !s.claimed).length < this.size) this.start();
   }
 
+  /**
+   * A started jail for a rollout. When one was ready, the pool is refilled only after the caller's first call
+   * (`fill`): starting a jail (spawn, interpreter start-up, library imports) would otherwise compete for the CPU with
+   * the very call the rollout is waiting for. When none was ready, it refills at once.
+   */
   async take(): Promise<LiveJail> {
     let j: LiveJail | undefined;
     while ((j = this.ready.shift()) && !j.alive) {}
-    let pending: Starting | undefined;
-    if (!j) {
-      pending = this.starting.find((s) => !s.claimed) ?? this.start();
-      pending.claimed = true;
-    }
+    if (j) return j;
+    const pending = this.starting.find((s) => !s.claimed) ?? this.start();
+    pending.claimed = true;
     this.fill();
-    return j ?? pending!.jail;
+    return pending.jail;
   }
 
   close(): void {
@@ -281,7 +286,8 @@ async function sessionFor(req: ExecRequest, key: string): Promise<Session> {
   if (s) return s;
   if (req.endsAt !== undefined && performance.now() >= req.endsAt) throw new JailGone("killed", DEADLINE_NOTE);
   evictFor(req.maxLive ?? 512);
-  const jail = await poolFor(req.spec, req.warmPool ?? 2).take();
+  const pool = poolFor(req.spec, req.warmPool ?? 2);
+  const jail = await pool.take();
   const now = performance.now();
   s = {
     key,
@@ -292,6 +298,7 @@ async function sessionFor(req: ExecRequest, key: string): Promise<Session> {
     lifetimeMs: req.lifetimeMs ?? 30 * 60_000,
     idleMs: req.idleMs ?? 10 * 60_000,
     unsaved: false,
+    refill: pool,
   };
   if (req.endsAt !== undefined) {
     const session = s;
@@ -360,6 +367,9 @@ export function execInInterpreter(req: ExecRequest): Promise<ExecReply> {
       throw e;
     } finally {
       s.lastUsed = performance.now();
+      const pool = s.refill;
+      s.refill = undefined;
+      pool?.fill();
     }
     if (send) {
       s.synced = now;
