@@ -220,6 +220,16 @@ export const ROUTE_LIST = [
     responses: { "200": W.StepResultBody, ...onRollout },
   },
   {
+    name: "recordFeed",
+    method: "GET",
+    path: "/v1/record/feed",
+    summary:
+      "serve --record: each recorded rollout as a Server-Sent Event, without the gold (Last-Event-ID or ?since=)",
+    tag: "Rollout API",
+    query: { since: z.string() },
+    responses: { "200": "text/event-stream: one `rollout` event per results.jsonl line", ...err, "409": W.ErrorBody },
+  },
+  {
     name: "groupReward",
     method: "POST",
     path: "/v1/group-reward",

@@ -20,6 +20,7 @@ import {
 } from "./openenv.js";
 import { PromMetrics } from "./prometheus.js";
 import { RolloutRecorder, tagsOf } from "./record.js";
+import { RecordFeed } from "./record-feed.js";
 import { ROUTE_LIST, type RouteName, type RouteSpec } from "./routes.js";
 import { isMessages, RolloutService, type ServedRollout } from "./service/rollout-service.js";
 import { badRequest, conflict, notFound, RolloutServiceError } from "./service/service-error.js";
@@ -171,6 +172,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
   const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
   const originPolicy = edgePolicy(options);
   const { token, bindHost } = originPolicy;
+  const feed = options.record ? new RecordFeed({ file: `${options.record}/results.jsonl`, token }) : undefined;
   const maxBatch = options.maxBatch ?? 64;
   const instance = instanceId();
   let inflight = 0;
@@ -376,6 +378,8 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
       const body = await readBody(req, maxBody);
       send(res, 200, await stepRollout(service, own(req, id, body), body.action));
     },
+    recordFeed: (req, res) =>
+      feed ? feed.handle(req, res) : Promise.reject(conflict("not recording: serve --record DIR", "NOT_RECORDING")),
     groupReward: async (req, res) => {
       const body = await readBody(req, maxBody);
       if (!env.computeGroupReward) throw new HttpError(501, "NOT_SUPPORTED", `${env.name} has no group reward`);
@@ -519,6 +523,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     close() {
       closed ??= (async () => {
         closing = true;
+        feed?.close();
         const stopped = new Promise<void>((r) => server.close(() => r()));
         server.closeIdleConnections();
         if (inflight > 0) {

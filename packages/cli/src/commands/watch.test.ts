@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Task } from "@benchmax/core";
 import { startWatch, type WatchServer } from "@benchmax/report";
-import { type EnvServer, serveEnv } from "@benchmax/server";
+import { type EnvServer, RECORD_FEED_PATH, serveEnv } from "@benchmax/server";
 import { calcEnv } from "@benchmax/server/testing";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -119,6 +119,110 @@ describe("benchmax watch", () => {
       expect(await page.textContent("#viewer .explain code.gold")).toBe("5");
       mkdirSync(OUT, { recursive: true });
       const shot = join(OUT, "watch-dashboard.png");
+      await page.screenshot({ path: shot, fullPage: true });
+      expect(statSync(shot).size).toBeGreaterThan(10_000);
+      expect(errors).toEqual([]);
+      await page.close();
+    },
+    60_000,
+  );
+});
+
+describe("benchmax watch URL: a recording server's live feed", () => {
+  const TOKEN = "recording-token";
+  let recDir: string;
+  let rec: EnvServer;
+  let live: WatchServer;
+  beforeAll(async () => {
+    recDir = mkdtempSync(join(tmpdir(), "benchmax-watch-url-"));
+    const env = calcEnv();
+    env.explainReward = (_id, _messages, task) => ({ extracted: "x", gold: `GOLD-${String(task.groundTruth)}` });
+    rec = await serveEnv(env, { tasks, token: TOKEN, record: join(recDir, "run") });
+    live = await startWatch(rec.url, { serverToken: TOKEN, pollMs: 100 });
+  });
+  afterAll(async () => {
+    await live?.close();
+    await rec?.close();
+    rmSync(recDir, { recursive: true, force: true });
+  });
+
+  /** A SkyRL-style client over OpenEnv HTTP: POST /reset tagged with the global step, then /step until done. */
+  async function episode(step: number, taskId: string, replies: string[]) {
+    const headers = { "content-type": "application/json", authorization: `Bearer ${TOKEN}` };
+    const reset = await fetch(`${rec.url}/reset`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ task_id: taskId, metadata: { trainer_step: step } }),
+    });
+    expect(reset.status).toBe(200);
+    const obs = ((await reset.json()) as { observation: { episode_id: string; rollout_token: string } }).observation;
+    let done = false;
+    for (const content of replies) {
+      const r = await fetch(`${rec.url}/step`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({
+          action: { type: "message", content },
+          episode_id: obs.episode_id,
+          rollout_token: obs.rollout_token,
+        }),
+      });
+      expect(r.status).toBe(200);
+      done = ((await r.json()) as { done: boolean }).done;
+    }
+    expect(done).toBe(true);
+  }
+  const add = (a: number, b: number) => `<tool_call>{"name": "add", "arguments": {"a": ${a}, "b": ${b}}}</tool_call>`;
+
+  it("the feed needs the server's token and never carries the gold", async () => {
+    expect((await fetch(rec.url + RECORD_FEED_PATH)).status).toBe(401);
+    await expect(startWatch(rec.url, { serverToken: "wrong" })).rejects.toThrow(/HTTP 403/);
+  });
+
+  it.skipIf(!available)(
+    "draws the recording server's rollouts by trainer step, and a new rollout appears while the page is open",
+    async () => {
+      await episode(1, "t1", [add(2, 3), "<answer>5</answer>"]);
+      await episode(1, "t2", ["<answer>0</answer>"]);
+      await episode(2, "t2", [add(10, 7), "<answer>17</answer>"]);
+      const page = await browser!.newPage({ viewport: { width: 1400, height: 1100 } });
+      const errors: string[] = [];
+      page.on("pageerror", (e) => errors.push(e.message));
+      const seen: string[] = [];
+      page.on("response", async (r) => seen.push(await r.text().catch(() => "")));
+      await page.goto(live.url);
+      await page.waitForSelector('body[data-ready][data-total="3"]', { timeout: 20_000 });
+      const labels = () =>
+        page.evaluate(
+          () =>
+            (globalThis as unknown as { benchmaxCharts: Record<string, { data: { labels: string[] } }> })
+              .benchmaxCharts["chart-reward"]!.data.labels,
+        );
+      expect(await labels()).toEqual(["1", "2"]);
+      // the SkyRL-style client finishes one more episode at step 3: it reaches the open page over SSE (no reload).
+      // The wait is on the DOM, with a generous limit for a loaded machine: the 2 s the dashboard promises come from
+      // its design (the feed polls the file every 250 ms, the dashboard pushes every pollMs), not from this clock
+      await episode(3, "t1", [add(2, 3), "<answer>5</answer>"]);
+      await page.waitForSelector('body[data-total="4"]', { timeout: 15_000 });
+      expect(await labels()).toEqual(["1", "2", "3"]);
+      expect(await page.textContent("#latest-body tr:first-child td:first-child")).toBe("3");
+      // tool latency per tool, from the rollouts' toolLatencyMs
+      const tools = await page.evaluate(() =>
+        (
+          globalThis as unknown as {
+            benchmaxCharts: Record<string, { data: { datasets: { label: string }[] } }>;
+          }
+        ).benchmaxCharts["chart-tool-latency"]!.data.datasets.map((d) => d.label),
+      );
+      expect(tools).toEqual(["add p50", "add p95"]);
+      // the feed dropped the reward explanation: the viewer shows no gold, and no response carried one
+      await page.click("#latest-body tr:first-child");
+      await page.waitForSelector("#viewer[data-rollout]");
+      expect(await page.$("#viewer code.gold")).toBeNull();
+      expect(seen.join("\n")).not.toContain("GOLD-");
+      expect(JSON.stringify(live.series.snapshot())).not.toContain("GOLD-");
+      mkdirSync(OUT, { recursive: true });
+      const shot = join(OUT, "watch-recording-server.png");
       await page.screenshot({ path: shot, fullPage: true });
       expect(statSync(shot).size).toBeGreaterThan(10_000);
       expect(errors).toEqual([]);
