@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { createWriteStream, mkdirSync, type WriteStream, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Env, type RolloutResult, RunAggregate } from "@benchmax/core";
+import { type ArtifactStore, type Env, type RolloutResult, RunAggregate, RunDir } from "@benchmax/core";
 import type { PromMetrics } from "./prometheus.js";
 import type { RolloutTags } from "./service/rollout-service.js";
 
@@ -47,6 +47,8 @@ export class RolloutRecorder {
   written = 0;
   dropped = 0;
   private closed = false;
+  /** The run dir (core's RunDir): also the store for recorded rollouts' final-state artifacts. */
+  readonly runDir: RunDir;
 
   constructor(
     readonly dir: string,
@@ -54,7 +56,8 @@ export class RolloutRecorder {
     private readonly options: { maxQueue?: number; summaryEveryMs?: number; prom?: PromMetrics } = {},
   ) {
     mkdirSync(dir, { recursive: true });
-    this.out = createWriteStream(join(dir, "results.jsonl"), { flags: "a" });
+    this.runDir = new RunDir(dir);
+    this.out = createWriteStream(this.runDir.resultsPath, { flags: "a" });
     this.agg = new RunAggregate(env.passThreshold ?? 1);
     writeFileSync(
       join(dir, "run.json"),
@@ -102,13 +105,16 @@ export class RolloutRecorder {
         startedAt: this.startedAt,
         durationMs: Date.now() - this.t0,
       });
-      writeFileSync(
-        join(this.dir, "summary.json"),
-        `${JSON.stringify({ ...s, recording: { written: this.written, dropped: this.dropped } }, null, 2)}\n`,
-      );
+      // written whole (a temp file renamed): a reader never sees half a summary
+      this.runDir.writeSummary({ ...s, recording: { written: this.written, dropped: this.dropped } } as typeof s);
     } catch {
       /* the next tick tries again */
     }
+  }
+
+  /** Where recorded rollouts' final-state artifacts go (content-addressed): the episodes' `artifacts` option. */
+  get artifacts(): ArtifactStore {
+    return this.runDir;
   }
 
   /** Wait until every queued rollout is written (tests, benchmarks). */
