@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import type { RolloutService } from "../service/index.js";
+import type { McpAnswer } from "./mcp-exchange.js";
 import { isStreamableHttp, McpHttpSessions } from "./mcp-http.js";
 import { McpJsonRpc } from "./mcp-json-rpc.js";
 
@@ -19,24 +20,40 @@ export class McpEndpoint {
     this.sessions = new McpHttpSessions(service, { maxSessionsPerRollout: options.maxSessionsPerRollout });
   }
 
-  /** Answer one `/mcp` request; `text` is the POST body already read (under the server's body limit). */
+  /**
+   * Answer one `/mcp` request; `text` is the POST body already read (under the server's body limit). A streamable-HTTP
+   * session is what an MCP client opens (`initialize` accepting `text/event-stream`) or names (`Mcp-Session-Id`);
+   * every other POST is OpenEnv's sessionless JSON-RPC.
+   */
   async handle(req: IncomingMessage, res: ServerResponse, text: string | undefined, client: string): Promise<void> {
-    if (req.method !== "POST" || isStreamableHttp(req)) {
+    if (req.method === "POST" && typeof req.headers["mcp-session-id"] !== "string") {
       let body: unknown;
-      if (text) {
-        try {
-          body = JSON.parse(text);
-        } catch {
-          res.writeHead(400, { "content-type": "application/json" });
-          res.end(
-            JSON.stringify({ jsonrpc: "2.0", error: { code: ErrorCode.ParseError, message: "Parse error" }, id: null }),
-          );
-          return;
-        }
+      try {
+        body = JSON.parse(text ?? "");
+      } catch {
+        body = undefined;
       }
+      const first = Array.isArray(body) ? body[0] : body;
+      const opens = (first as { method?: unknown } | undefined)?.method === "initialize" && isStreamableHttp(req);
+      if (!opens) return this.answer(res, await this.rpc.handleText(text ?? "", { client }));
       return this.sessions.handle(req, res, body, { operator: true, client });
     }
-    const out = await this.rpc.handleText(text ?? "", { client });
+    let body: unknown;
+    if (text) {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        res.writeHead(400, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({ jsonrpc: "2.0", error: { code: ErrorCode.ParseError, message: "Parse error" }, id: null }),
+        );
+        return;
+      }
+    }
+    return this.sessions.handle(req, res, body, { operator: true, client });
+  }
+
+  private answer(res: ServerResponse, out: McpAnswer | McpAnswer[] | undefined): void {
     if (out === undefined) {
       res.writeHead(202).end();
       return;
