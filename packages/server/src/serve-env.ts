@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { combineRewards, type Env, errorMessage, type Message, type Task, type ToolCallRequest } from "@benchmax/core";
+import { type Env, errorMessage, type Message, type Task, type ToolCallRequest } from "@benchmax/core";
 import FindMyWay from "find-my-way";
 import { checkBearer } from "./auth.js";
 import { type ConnectionLimits, checkOrigin, clientOf, edgePolicy, guardConnections, serverOptions } from "./edge.js";
@@ -397,15 +397,10 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
       }
       const members = (body.members as Array<Record<string, unknown>>).map((m, i) => ({
         rolloutId: typeof m.rolloutId === "string" ? m.rolloutId : `member-${i}`,
-        task,
         messages: (Array.isArray(m.messages) ? m.messages : []) as Message[],
         rewards: (m.rewards ?? {}) as Record<string, number>,
       }));
-      const extra = await env.computeGroupReward(members);
-      send(res, 200, {
-        rewards: extra,
-        combined: extra.map((e, i) => combineRewards({ ...members[i]!.rewards, ...e }, env.rewardWeights)),
-      });
+      send(res, 200, await service.groupReward(task, members));
     },
     reset: async (req, res) => {
       if (closing) throw draining();
@@ -432,6 +427,8 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
       send(res, 200, await stepRollout(service, r, body.action));
     },
     mcp: (req, res) => serveMcp(req, res),
+    mcpStream: (req, res) => serveMcp(req, res),
+    mcpEnd: (req, res) => serveMcp(req, res),
     mcpStream: (req, res) => serveMcp(req, res),
     mcpClose: (req, res) => serveMcp(req, res),
   };

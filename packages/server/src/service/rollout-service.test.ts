@@ -255,3 +255,19 @@ describe("RolloutService from a harness's side", () => {
     expect(await codeOf(s.create())).toBe("capacity/DRAINING");
   });
 });
+
+describe("RolloutService group reward", () => {
+  it("scores a group under the reward time limit; a hung or malformed group reward is env_error, never a 0", async () => {
+    const env = calcEnv();
+    const s = service({ rewardTimeoutMs: 30 }, env);
+    const task = await s.resolveTask({ taskId: "t1" });
+    const members = [0, 1].map((i) => ({ rolloutId: `m${i}`, messages: [], rewards: { exact_match: i } }));
+    expect(await s.groupReward(task, members)).toEqual({ rewards: [{ rank: 0 }, { rank: 1 }], combined: [0, 1] });
+    env.computeGroupReward = () => new Promise(() => {});
+    expect(await codeOf(s.groupReward(task, members))).toBe("env_error/EXECUTION_ERROR");
+    env.computeGroupReward = async () => [{ rank: Number.NaN }, { rank: 1 }];
+    expect(await codeOf(s.groupReward(task, members))).toBe("env_error/EXECUTION_ERROR");
+    delete env.computeGroupReward;
+    expect(await codeOf(s.groupReward(task, members))).toBe("not_supported/NOT_SUPPORTED");
+  });
+});

@@ -1,10 +1,13 @@
 import { timingSafeEqual } from "node:crypto";
 import {
   type AssistantMessage,
+  combineRewards,
+  computeGroupRewards,
   type Env,
   Episode,
   type EpisodeEnd,
   type EpisodeOptions,
+  type GroupMember,
   isInfraError,
   type Message,
   MessageSchema,
@@ -582,6 +585,39 @@ export class RolloutService {
       return this.scoredAs(r, end.reward, end.rewards);
     });
     return r.scored;
+  }
+
+  /**
+   * Group-relative rewards for G scored members of one task (`env.computeGroupReward` through core's
+   * `computeGroupRewards`: the reward time limit, one object of finite components per member), and each member's
+   * combined reward (its own components with the group's, the env's weights). `not_supported` without a group reward;
+   * a failure is `env_error` / `infra_error`, never a reward 0.
+   */
+  async groupReward(
+    task: Task,
+    members: Array<{ rolloutId: string; messages: Message[]; rewards: RewardComponents }>,
+  ): Promise<{ rewards: RewardComponents[]; combined: number[] }> {
+    if (!this.env.computeGroupReward) {
+      throw new RolloutServiceError("not_supported", `${this.env.name} has no group reward`, {
+        reason: "NOT_SUPPORTED",
+      });
+    }
+    const group: GroupMember[] = members.map((m) => ({ ...m, task }));
+    let extra: RewardComponents[];
+    try {
+      const o = this.limits.rewardTimeoutMs === undefined ? {} : { rewardTimeoutMs: this.limits.rewardTimeoutMs };
+      extra = await computeGroupRewards(this.env, group, o);
+    } catch (e) {
+      const infra = isInfra(e);
+      throw new RolloutServiceError(infra ? "infra_error" : "env_error", `group reward failed: ${errorText(e)}`, {
+        reason: infra ? "INFRA_ERROR" : "EXECUTION_ERROR",
+        cause: e,
+      });
+    }
+    return {
+      rewards: extra,
+      combined: extra.map((e, i) => combineRewards({ ...members[i]!.rewards, ...e }, this.env.rewardWeights)),
+    };
   }
 
   /**
