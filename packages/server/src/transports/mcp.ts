@@ -3,7 +3,7 @@
  * OpenEnv's sessionless JSON-RPC on `POST /mcp` and `/ws` (`McpJsonRpc`), and any SDK transport (stdio) through
  * `createMcpServer`. `benchmax serve` and `benchmax serve --mcp` both use these.
  */
-export { McpEndpoint } from "./mcp-endpoint.js";
+
 export { errorAnswer, type McpAnswer, McpExchange } from "./mcp-exchange.js";
 export {
   isStreamableHttp,
@@ -15,6 +15,7 @@ export {
   TASK_ID_META,
   taskIdFromInitialize,
 } from "./mcp-http.js";
+export { McpHttpRoute } from "./mcp-http-route.js";
 export { type McpCaller, McpJsonRpc, sessionIdOf } from "./mcp-json-rpc.js";
 export {
   createMcpServer,

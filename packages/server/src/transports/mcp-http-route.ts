@@ -11,7 +11,7 @@ import { McpJsonRpc } from "./mcp-json-rpc.js";
  * errors, as OpenEnv's server does), both served by the MCP SDK's `Server` over the rollout service. The caller has
  * checked the operator token (or the Origin/Host policy) first.
  */
-export class McpEndpoint {
+export class McpHttpRoute {
   readonly rpc: McpJsonRpc;
   readonly sessions: McpHttpSessions;
 
