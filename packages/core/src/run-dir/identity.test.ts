@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
-import type { Task } from "../types.js";
 import { describe, expect, it } from "vitest";
+import type { Task } from "../types.js";
 import { datasetHash, normalizeTaskIds, resumeMismatches } from "./identity.js";
 
 const t = (id: string, prompt = "p"): Task => ({ id, prompt, groundTruth: "g" });

@@ -4,6 +4,28 @@ import { StringDecoder } from "node:string_decoder";
 import { UsageError } from "../errors.js";
 
 /**
+ * The line rule both readers share: blank lines skipped, a malformed line held back, fatal (a UsageError naming
+ * `path:line`) only when another non-blank line follows it (a torn last line, a crash mid-write, is skipped).
+ */
+function jsonLineParser(path: string): (text: string) => { value: unknown; line: number } | undefined {
+  let lineNo = 0;
+  let pendingError: { line: number; message: string } | undefined;
+  return (text) => {
+    lineNo++;
+    const line = text.trim();
+    if (!line) return undefined;
+    if (pendingError)
+      throw new UsageError(`${path}:${pendingError.line}: malformed results line: ${pendingError.message}`);
+    try {
+      return { value: JSON.parse(line), line: lineNo };
+    } catch (e) {
+      pendingError = { line: lineNo, message: (e as Error).message };
+      return undefined;
+    }
+  };
+}
+
+/**
  * Call `fn` with each parsed line of a JSONL file, reading it a MiB at a time (a 20,000-rollout results file is never
  * one string). Blank lines are skipped; a torn last line (a crash mid-write) is skipped; any other malformed line is
  * a UsageError naming `path:line`.
@@ -12,24 +34,12 @@ export function forEachJsonLine(path: string, fn: (value: unknown, line: number)
   const fd = openSync(path, "r");
   const buf = Buffer.allocUnsafe(1 << 20);
   const decoder = new StringDecoder("utf8");
-  let carry = "";
-  let lineNo = 0;
-  let pendingError: { line: number; message: string } | undefined;
+  const parse = jsonLineParser(path);
   const handle = (text: string) => {
-    lineNo++;
-    const line = text.trim();
-    if (!line) return;
-    if (pendingError)
-      throw new UsageError(`${path}:${pendingError.line}: malformed results line: ${pendingError.message}`);
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (e) {
-      pendingError = { line: lineNo, message: (e as Error).message }; // fatal unless it is the last line
-      return;
-    }
-    fn(value, lineNo);
+    const got = parse(text);
+    if (got) fn(got.value, got.line);
   };
+  let carry = "";
   try {
     for (;;) {
       const n = readSync(fd, buf, 0, buf.length, null);
@@ -55,23 +65,11 @@ export function forEachJsonLine(path: string, fn: (value: unknown, line: number)
  */
 export async function* readJsonLines(path: string): AsyncGenerator<{ value: unknown; line: number }> {
   const rl = createInterface({ input: createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity });
-  let lineNo = 0;
-  let pendingError: { line: number; message: string } | undefined;
+  const parse = jsonLineParser(path);
   try {
     for await (const text of rl) {
-      lineNo++;
-      const line = text.trim();
-      if (!line) continue;
-      if (pendingError)
-        throw new UsageError(`${path}:${pendingError.line}: malformed results line: ${pendingError.message}`);
-      let value: unknown;
-      try {
-        value = JSON.parse(line);
-      } catch (e) {
-        pendingError = { line: lineNo, message: (e as Error).message };
-        continue;
-      }
-      yield { value, line: lineNo };
+      const got = parse(text);
+      if (got) yield got;
     }
   } finally {
     rl.close();

@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { RunAggregate } from "../aggregate.js";
 import type { Env } from "../env.js";
 import { EnvError, errorMessage, isInfraError, UsageError } from "../errors.js";
+import { ResultsWriter } from "../results-file.js";
 import { combineRewards } from "../reward.js";
 import type { RolloutResult } from "../rollout-result.js";
 import type { RunSummary } from "../summary.js";
@@ -115,7 +116,7 @@ export async function rescoreRunDir(
   const out = RunDir.create(flags.out, { force: flags.force });
   const newIdentity = { ...identity, rescoredFrom: runDir };
   out.writeIdentity(newIdentity);
-  const appender = out.appender({ truncate: true });
+  const appender = await ResultsWriter.open(out.resultsPath);
   const agg = new RunAggregate(env.passThreshold ?? 1);
   const startedAt = new Date().toISOString();
   const t0 = performance.now();
@@ -132,7 +133,7 @@ export async function rescoreRunDir(
     for (let x = ready.get(nextOut); x; x = ready.get(nextOut)) {
       ready.delete(nextOut++);
       agg.add(x);
-      appender.append(x);
+      appender.write(x);
     }
   };
 

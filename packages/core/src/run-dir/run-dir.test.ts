@@ -11,6 +11,7 @@ import { tool } from "../tool.js";
 import type { Task } from "../types.js";
 import { sha256Hex } from "./artifacts.js";
 import { datasetHash, type RunIdentity } from "./identity.js";
+import { rescoreRunDir } from "./rescore.js";
 import { resultRolloutId, rolloutIdOf } from "./rollout-id.js";
 import { RunDir } from "./run-dir.js";
 
@@ -193,5 +194,79 @@ describe("RunDir: identity, resume, summary", () => {
     expect(() => RunDir.open(join(d, "empty"))).toThrow(/not a run dir: no results.jsonl/);
     expect(rolloutIdOf("t", 3)).toBe("t#3");
     expect(resultRolloutId({ taskId: "t", sample: 2 })).toBe("t#2");
+  });
+});
+
+describe("rescoreRunDir", () => {
+  const ident = (n: number): RunIdentity => ({
+    env: "filed",
+    dataset: "fixtures",
+    datasetHash: datasetHash(tasks),
+    tasks: 3,
+    group: n / 3,
+    expectedRollouts: n,
+    completed: true,
+    policy: "writer",
+    config: {},
+  });
+
+  async function evalRun(group = 2): Promise<RunDir> {
+    const rd = RunDir.create(join(tmp(), "run"));
+    rd.writeIdentity(ident(3 * group));
+    await runMany(fileEnv(), tasks, writer, { resultsPath: rd.resultsPath, artifacts: rd, group, concurrency: 3 });
+    return rd;
+  }
+
+  it("restores each rollout's stored state, scores identical rollouts once, keeps the run's order", async () => {
+    const rd = await evalRun();
+    const before = rd.results();
+    const out = join(tmp(), "new");
+    const res = await rescoreRunDir(fileEnv(), rd.dir, tasks, { out, concurrency: 3 });
+    expect(res).toMatchObject({ rescored: 6, changed: 0, kept: 0, computed: 3 });
+    const after = RunDir.open(out).results();
+    expect(after.map((r) => r.rolloutId)).toEqual(before.map((r) => r.rolloutId));
+    expect(after.map((r) => r.reward)).toEqual(before.map((r) => r.reward));
+    expect(RunDir.open(out).readIdentity()?.rescoredFrom).toBe(rd.dir);
+    const all = await rescoreRunDir(fileEnv(), rd.dir, tasks, { out, force: true, dedup: false });
+    expect(all.computed).toBe(6);
+  });
+
+  it("a reward that reads the state sees the stored state: a changed artifact changes the reward", async () => {
+    const rd = await evalRun(1);
+    const rows = rd.results();
+    // rollout b#0 wrote "wrong"; give it the state task b's gold would be
+    const ref = await rd.put(Buffer.from("y"));
+    const b = rows.find((r) => r.taskId === "b")!;
+    b.artifacts = { "file.txt": ref };
+    writeFileSync(rd.resultsPath, rows.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    const out = join(tmp(), "new");
+    const res = await rescoreRunDir(fileEnv(), rd.dir, tasks, { out });
+    expect(res).toMatchObject({ rescored: 3, changed: 1 });
+    expect(
+      RunDir.open(out)
+        .results()
+        .find((r) => r.taskId === "b")!.reward,
+    ).toBe(1);
+    // a reward code change (this one scores everything 0): a and c drop, b (stored 0) stays
+    const strict = fileEnv();
+    strict.computeReward = async () => ({ correct: 0 });
+    const res2 = await rescoreRunDir(strict, rd.dir, tasks, { out, force: true });
+    expect(res2.changed).toBe(2);
+  });
+
+  it("refuses, before writing anything, a run without the artifacts the env's reward reads, or an env that can't restore", async () => {
+    const rd = await evalRun(1);
+    const rows = rd.results();
+    delete rows[1]!.artifacts;
+    writeFileSync(rd.resultsPath, rows.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    const out = join(tmp(), "new");
+    await expect(rescoreRunDir(fileEnv(), rd.dir, tasks, { out })).rejects.toThrow(
+      /env filed: its reward reads the rollout's final state .* rollout [abc]#0 in .* has no stored artifacts/,
+    );
+    expect(existsSync(out)).toBe(false);
+    const noRestore = fileEnv();
+    delete noRestore.restoreArtifacts;
+    await expect(rescoreRunDir(noRestore, rd.dir, tasks, { out })).rejects.toThrow(/declares no artifacts to restore/);
+    await expect(rescoreRunDir(fileEnv(), rd.dir, tasks, { out: rd.dir })).rejects.toThrow(/another folder/);
   });
 });

@@ -1,17 +1,4 @@
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-  writeSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { UsageError } from "../errors.js";
@@ -226,12 +213,6 @@ export class RunDir implements ArtifactStore {
     return [...last.values()];
   }
 
-  /** Open results.jsonl for appending, one flushed line per rollout (serve --record, rescore). */
-  appender(options: { truncate?: boolean } = {}): ResultsAppender {
-    mkdirSync(this.dir, { recursive: true });
-    return new ResultsAppender(this.resultsPath, options.truncate ? "w" : "a");
-  }
-
   writeSummary(summary: RunDirSummary): string {
     mkdirSync(this.dir, { recursive: true });
     writeAtomic(this.summaryPath, `${JSON.stringify(summary, null, 2)}\n`);
@@ -293,34 +274,5 @@ export class RunDir implements ArtifactStore {
     });
     if (sha256Hex(bytes) !== sha256) throw new UsageError(`${path}: the artifact's bytes do not match its sha256`);
     return bytes;
-  }
-}
-
-/** Appends one JSON line per rollout, written to the OS at once (a crash loses nothing written); memory: one line. */
-export class ResultsAppender {
-  private fd: number | undefined;
-  written = 0;
-  constructor(
-    readonly path: string,
-    flags: "a" | "w",
-  ) {
-    this.fd = openSync(path, flags);
-  }
-
-  append(r: RolloutResult): void {
-    if (this.fd === undefined) throw new Error(`results file ${this.path} is closed`);
-    writeSync(this.fd, `${JSON.stringify(r)}\n`);
-    this.written++;
-  }
-
-  close(): void {
-    if (this.fd === undefined) return;
-    try {
-      fsyncSync(this.fd);
-    } catch {
-      /* not every fs supports fsync */
-    }
-    closeSync(this.fd);
-    this.fd = undefined;
   }
 }
