@@ -24,7 +24,7 @@ import { RecordFeed } from "./record-feed.js";
 import { ROUTE_LIST, type RouteName, type RouteSpec } from "./routes.js";
 import { isMessages, RolloutService, type ServedRollout } from "./service/rollout-service.js";
 import { badRequest, conflict, notFound, RolloutServiceError } from "./service/service-error.js";
-import { McpEndpoint } from "./transports/mcp.js";
+import { McpHttpRoute } from "./transports/mcp.js";
 import { attachWebSocket, taskRefOf } from "./ws-session.js";
 
 export interface ServeEnvOptions extends ConnectionLimits {
@@ -271,7 +271,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
   };
 
   // MCP on `/mcp` and `/ws` `{"type": "mcp"}`: the MCP SDK's Server over the rollout service
-  const mcp = new McpEndpoint(service, { maxBatch });
+  const mcp = new McpHttpRoute(service, { maxBatch });
 
   /** `/mcp`: MCP clients' streamable-HTTP sessions, and OpenEnv's sessionless JSON-RPC (errors with status 200). */
   async function serveMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -427,8 +427,6 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
       send(res, 200, await stepRollout(service, r, body.action));
     },
     mcp: (req, res) => serveMcp(req, res),
-    mcpStream: (req, res) => serveMcp(req, res),
-    mcpEnd: (req, res) => serveMcp(req, res),
     mcpStream: (req, res) => serveMcp(req, res),
     mcpClose: (req, res) => serveMcp(req, res),
   };
