@@ -2,7 +2,9 @@
 // Issue 25: the cost of `serve --record` plus the Prometheus metrics on whole-episode throughput. The same no-op env
 // is served twice, in two child processes — once plain, once with `record: DIR` — and one load generator drives whole
 // episodes through the rollout API the SkyRL shim uses (create tagged with a trainer step → three tool calls → reward
-// with the conversation → release) on both, alternating rounds (A B A B …) so drift hits both alike. Prints one JSON
+// with the conversation → release) on both, alternating rounds (A B, B A, …) so drift hits both alike. While the
+// recorded server is measured, what watches it in production runs too: a Prometheus scraper reading /metrics every
+// second (15x the usual scrape rate) and a `benchmax watch URL` follower on its rollout feed (SSE). Prints one JSON
 // line on stdout: episodes/s of each, and the ratio recorded / plain (goal ≥ 0.95).
 import { fork } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -14,10 +16,11 @@ import { fileURLToPath } from "node:url";
 const log = (...a) => console.error("[record]", ...a);
 const self = fileURLToPath(import.meta.url);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1500);
+const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 4000);
 const MEASURE_MS = Number(process.env.BENCH_MEASURE_MS ?? 1500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const TOKEN = "bench-token";
+const SCRAPE_MS = Number(process.env.BENCH_SCRAPE_MS ?? 1000);
 
 async function child(recordDir) {
   const { serveEnv } = await import("@benchmax/server");
@@ -115,9 +118,48 @@ async function load(port, ms, step) {
   return n / ((performance.now() - t0) / 1000);
 }
 
+/**
+ * What watches a recording server while it is measured: /metrics scraped every `SCRAPE_MS`, and the rollout feed
+ * followed. Returns a stop function giving the scrape count and the feed events received.
+ */
+function watchers(port) {
+  let scrapes = 0;
+  let events = 0;
+  const ac = new AbortController();
+  const base = `http://127.0.0.1:${port}`;
+  const auth = { authorization: `Bearer ${TOKEN}` };
+  const timer = setInterval(() => {
+    fetch(`${base}/metrics?format=prometheus`, { headers: auth, signal: ac.signal })
+      .then((r) => r.text())
+      .then(() => scrapes++, () => {});
+  }, SCRAPE_MS);
+  const feed = (async () => {
+    try {
+      const r = await fetch(`${base}/v1/record/feed?since=end`, { headers: auth, signal: ac.signal });
+      if (!r.ok) return;
+      const dec = new TextDecoder();
+      for await (const chunk of r.body) {
+        const text = dec.decode(chunk, { stream: true });
+        for (let i = text.indexOf("event: rollout"); i >= 0; i = text.indexOf("event: rollout", i + 1)) events++;
+      }
+    } catch {
+      /* aborted at the end of the round */
+    }
+  })();
+  return async () => {
+    clearInterval(timer);
+    ac.abort();
+    await feed;
+    return { scrapes, events };
+  };
+}
+
 async function start(recordDir) {
   const c = fork(self, ["--child", recordDir ?? ""], { stdio: ["ignore", "ignore", "inherit", "ipc"] });
-  const [{ port }] = await new Promise((res) => c.once("message", (m) => res([m])));
+  const [{ port }] = await new Promise((res, rej) => {
+    c.once("message", (m) => res([m]));
+    c.once("exit", (code) => rej(new Error(`the server process exited (${code}) before it listened`)));
+  });
   return { c, port };
 }
 
@@ -138,13 +180,22 @@ async function main() {
     await load(recorded.port, WARMUP_MS, 0);
     const a = [];
     const b = [];
+    let scrapes = 0;
+    let events = 0;
+    const watched = async (i) => {
+      const stopWatchers = watchers(recorded.port);
+      b.push(await load(recorded.port, MEASURE_MS, i));
+      const w = await stopWatchers();
+      scrapes += w.scrapes;
+      events += w.events;
+    };
     for (let i = 0; i < ROUNDS; i++) {
       // A B, then B A: neither server always runs on the warmer or the colder half of a round
       if (i % 2 === 0) {
         a.push(await load(plain.port, MEASURE_MS, i));
-        b.push(await load(recorded.port, MEASURE_MS, i));
+        await watched(i);
       } else {
-        b.push(await load(recorded.port, MEASURE_MS, i));
+        await watched(i);
         a.push(await load(plain.port, MEASURE_MS, i));
       }
       log(`round ${i}: plain ${a.at(-1).toFixed(0)}/s, --record ${b.at(-1).toFixed(0)}/s`);
@@ -155,8 +206,11 @@ async function main() {
     const lines = readFileSync(join(dir, "run", "results.jsonl"), "utf8")
       .split("\n")
       .filter(Boolean).length;
-    const ratio = med(b) / med(a);
-    const note = `median of ${ROUNDS} alternating rounds of ${MEASURE_MS} ms, ${CONCURRENCY} clients; ${lines} lines recorded (${rec.written} written, ${rec.dropped} dropped)`;
+    // each round's pair ran back to back: the median of the per-round ratios cancels the drift between rounds
+    // (JIT warm-up, other jobs on the machine) that a ratio of the two medians keeps
+    const ratio = med(b.map((x, i) => x / a[i]));
+    const load1 = (await import("node:os")).loadavg()[0].toFixed(1);
+    const note = `ratio: median of the per-round ratios; episodes/s: median of ${ROUNDS} alternating rounds of ${MEASURE_MS} ms, ${CONCURRENCY} clients; ${lines} lines recorded (${rec.written} written, ${rec.dropped} dropped); while measured, /metrics scraped ${scrapes} times and ${events} rollouts followed on the feed; load average ${load1}`;
     console.log(
       JSON.stringify({
         area: "record",
