@@ -7,6 +7,7 @@
 // (one rollout a task) — the ratio says how many reference passes one audit costs. Also reports the findings left
 // (0 for a passing env).
 // Prints progress to stderr and one JSON line to stdout.
+import { loadavg } from "node:os";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { runRollout } from "@benchmax/core";
@@ -34,12 +35,15 @@ for (const name of names) {
     if (policy) for (const task of picked) await runRollout(env, task, policy, { maxTurns: 10 });
     const refS = (performance.now() - t0) / 1000;
     t0 = performance.now();
+    const loadBefore = loadavg()[0];
     const report = await auditEnv(env, { tasks, config, envSpec: name });
     const s = (performance.now() - t0) / 1000;
+    // the machine's 1-minute load average before and after: on a shared 2-core machine it decides the seconds
+    const load = [round(loadBefore, 1), round(loadavg()[0], 1)];
     const left = report.findings.filter((f) => !f.allowed).length;
     if (left) log(formatAuditReport(report));
     log(
-      `${name}: ${report.episodes} episodes on ${report.tasks} tasks in ${s.toFixed(1)} s; reference ${refS.toFixed(2)} s; ${left} findings`,
+      `${name}: ${report.episodes} episodes on ${report.tasks} tasks in ${s.toFixed(1)} s; reference ${refS.toFixed(2)} s; ${left} findings; load ${load.join(" → ")}`,
     );
     const secs = (o) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, round(v / 1000, 1)]));
     const profile = { byTransport: secs(report.timings.byTransport), byAttack: secs(report.timings.byAttack) };
@@ -51,6 +55,7 @@ for (const name of names) {
       unit: "s",
       goal: "≤ 60 s",
       pass: s <= 60,
+      load,
       profile,
       ...(policy
         ? {

@@ -15,7 +15,6 @@ import {
 import { ATTACKS, type AttackContext, dummyArgs, HARNESS_TOOL, pathParams } from "./attacks.js";
 import type { Allowance, AuditConfig } from "./config.js";
 import { goldFiles, goldStrings, leakedGold, without } from "./gold.js";
-import { mcpView } from "./mcp-view.js";
 import {
   httpView,
   inProcessView,
@@ -236,7 +235,8 @@ async function openView(
   config: AuditConfig,
 ): Promise<TransportView> {
   if (transport === "http") return httpView(env, all, config.leakIgnoreMeta ?? []);
-  if (transport === "mcp") return mcpView(env, all, audited);
+  // loaded only when asked for: the MCP SDK and @benchmax/mcp stay out of in-process and HTTP audits
+  if (transport === "mcp") return (await import("./mcp-view.js")).mcpView(env, all, audited);
   return inProcessView(env);
 }
 
