@@ -1,9 +1,10 @@
 import {
-  assertFiniteRewards,
   combineRewards,
+  computeGroupRewards,
   type Env,
   EnvError,
-  Episode,
+  type Episode,
+  EpisodeGroup,
   InfraError,
   type Message,
   type RewardComponents,
@@ -134,19 +135,18 @@ export function envGroupBuilders<T extends Task>(
       groupSize: G,
       async makeEnvs() {
         const base = `${task.id}#g${counter++}`;
-        const ids = Array.from({ length: G }, (_, k) => `${base}.${k}`);
-        const opts = { maxTurns, lastTurnTools: "skip" as const, groupId: base };
-        const first = await Episode.start(env, task, { ...opts, rolloutId: ids[0] });
-        const eps = [first];
-        try {
-          if (first.done) throw new EnvError(`${env.name}: setting up ${ids[0]} failed: ${first.error}`);
-          if (env.fork && G > 1) eps.push(...(await first.fork(ids.slice(1), opts)));
-          else for (const id of ids.slice(1)) eps.push(await Episode.start(env, task, { ...opts, rolloutId: id }));
-          const failed = eps.find((e) => e.done);
-          if (failed) throw new EnvError(`${env.name}: setting up ${failed.rolloutId} failed: ${failed.error}`);
-        } catch (e) {
-          await Promise.all(eps.map((x) => x.close()));
-          throw e;
+        // one set-up for every driver: init + fork (or an init per member), under the init time limit
+        const group = await EpisodeGroup.start(env, task, {
+          rolloutIds: Array.from({ length: G }, (_, k) => `${base}.${k}`),
+          groupId: base,
+          maxTurns,
+          lastTurnTools: "skip",
+        });
+        const eps = await group.episodes();
+        const failed = eps.find((e) => e.done);
+        if (failed) {
+          await group.close();
+          throw new EnvError(`${env.name}: setting up ${failed.rolloutId} failed: ${failed.error}`);
         }
         const out = eps.map((e) => new EngineEpisode(e));
         held.push(...out);
@@ -158,14 +158,13 @@ export function envGroupBuilders<T extends Task>(
             throw new EnvError(`computeGroupRewards: episode ${e.rolloutId} has not ended with a reward`);
         }
         if (!env.computeGroupReward) return episodes.map((e) => ({ reward: 0, rewards: { ...e.rewards! } }));
-        const extra = await env.computeGroupReward(
+        // checked and under the reward time limit, as every driver's group reward
+        const extra = await computeGroupRewards(
+          env,
           episodes.map((e) => ({ rolloutId: e.rolloutId, task, messages: e.messages, rewards: e.rewards! })),
         );
-        if (!Array.isArray(extra) || extra.length !== episodes.length) {
-          throw new EnvError(`${env.name}.computeGroupReward returned ${extra?.length} items for ${episodes.length}`);
-        }
         return episodes.map((e, i) => {
-          const rewards = { ...e.rewards!, ...assertFiniteRewards(extra[i], `${env.name}.computeGroupReward`) };
+          const rewards = { ...e.rewards!, ...extra[i] };
           return { reward: combineRewards(rewards, env.rewardWeights) - e.reward!, rewards };
         });
       },
