@@ -49,7 +49,7 @@ export class McpJsonRpc {
         return scope;
       },
     });
-    this.ready = this.server.connect(this.exchange);
+    this.ready = this.server.connect(this.exchange).then(() => this.exchange.dispatchTo(this.server));
   }
 
   /** Answer one message: the answer to a request, `undefined` for a notification. */

@@ -5,7 +5,14 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { afterEach, describe, expect, it } from "vitest";
 import { RolloutService } from "../service/index.js";
 import { calcEnv } from "../test-env.js";
-import { McpHttpSessions, McpJsonRpc, ROLLOUT_ID_HEADER, ROLLOUT_TOKEN_HEADER, TASK_RESOURCE } from "./mcp.js";
+import {
+  McpExchange,
+  McpHttpSessions,
+  McpJsonRpc,
+  ROLLOUT_ID_HEADER,
+  ROLLOUT_TOKEN_HEADER,
+  TASK_RESOURCE,
+} from "./mcp.js";
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -73,6 +80,21 @@ describe("McpJsonRpc: OpenEnv's sessionless JSON-RPC, answered by the MCP SDK's 
       ask("tools/call", { name: "add", arguments: { a: 2, b: 2 } }, 5),
     ]);
     expect([p.result.data, q.result.data]).toEqual(["2", "4"]);
+  });
+
+  it("hands requests to the SDK's own request dispatcher (the pinned SDK has it; another one falls back)", async () => {
+    const { Server } = await import("@modelcontextprotocol/sdk/server/index.js");
+    const probe = new Server({ name: "p", version: "1" }, { capabilities: {} });
+    expect(typeof (probe as unknown as { _onrequest?: unknown })._onrequest).toBe("function");
+    const ex = new McpExchange<undefined>();
+    ex.dispatchTo({}); // no dispatcher: the transport hook answers
+    const server = new Server({ name: "p", version: "1" }, { capabilities: { tools: {} } });
+    await server.connect(ex);
+    expect(await ex.handle({ jsonrpc: "2.0", id: 3, method: "ping" }, undefined)).toEqual({
+      jsonrpc: "2.0",
+      id: 3,
+      result: {},
+    });
   });
 
   it("prompts/list answers an empty list (issue 27); the task resource holds the prompt, never the gold", async () => {
