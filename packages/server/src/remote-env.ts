@@ -1,4 +1,5 @@
 import {
+  checkGroupRewards,
   type Env,
   EnvError,
   type GroupMember,
@@ -171,7 +172,8 @@ export class RemoteEnv implements Env {
       members: group.map((m) => ({ rolloutId: m.rolloutId, messages: m.messages, rewards: m.rewards })),
     });
     if (r.status !== 200) throw errorOf(r, "group reward", this.url);
-    return (r.body as { rewards: RewardComponents[] }).rewards;
+    // the server's answer is checked like an env's: one object of finite components per member
+    return checkGroupRewards((r.body as { rewards?: unknown }).rewards, group.length, `${this.url} group reward`);
   }
 
   async release(rolloutId: string): Promise<void> {
