@@ -12,6 +12,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import { Worker } from "node:worker_threads";
 import { runRollout } from "@benchmax/core";
 import excel, { pythonAvailable, rawSheetXlsx } from "@benchmax/env-excel";
 
@@ -126,16 +127,28 @@ const pyCases = [
   ],
 ];
 
+/** The million-formula chain's output file, written by a worker thread (its strings stay out of this heap). */
+async function buildChain(file) {
+  const src = `const { rawSheetXlsx } = await import(${JSON.stringify(import.meta.resolve("@benchmax/env-excel"))}); const { writeFileSync } = await import("node:fs");
+const { workerData } = await import("node:worker_threads");
+const cells = ['<c r="A1"><v>1</v></c>'];
+for (let r = 2; r <= 1_000_000; r++) cells.push(\`<c r="A\${r}"><f>A\${r - 1}+1</f></c>\`);
+writeFileSync(workerData, rawSheetXlsx(cells));`;
+  const w = new Worker(new URL(`data:text/javascript,${encodeURIComponent(src)}`), { workerData: file });
+  await new Promise((resolve, reject) => {
+    w.on("error", reject);
+    w.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`chain builder exited ${code}`))));
+  });
+}
+
 /** The red-team cases, each a function run beside the victims; outcomes are collected by name. */
 function redTeamCases(outcomes) {
   const rollout = (name, replies) => async () => {
     const r = await runRollout(env, task, scripted(replies), { maxTurns: 4 });
     outcomes[name] = `${r.outcome} reward=${r.reward}`;
   };
-  // the chain's files are built before any measurement (building them is the bench's work, not the env's)
-  const cells = ['<c r="A1"><v>1</v></c>'];
-  for (let r = 2; r <= 1_000_000; r++) cells.push(`<c r="A${r}"><f>A${r - 1}+1</f></c>`);
-  writeFileSync(join(tmp, "out.xlsx"), rawSheetXlsx(cells));
+  // the chain's output is built before any measurement, on a worker thread (buildChain): its million strings never
+  // sit in (nor are collected from) the heap whose event loop is measured
   writeFileSync(join(tmp, "gold.xlsx"), rawSheetXlsx(['<c r="A1000000"><v>1000000</v></c>']));
   const cases = [
     [
@@ -169,6 +182,7 @@ function redTeamCases(outcomes) {
   return cases;
 }
 
+await buildChain(join(tmp, "out.xlsx"));
 const base = await measure("victims alone", () => new Promise((r) => setTimeout(r, 5_000)));
 const outcomes = {};
 const perCase = [];
