@@ -279,6 +279,17 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     return mcp.handle(req, res, text, clientOf(req));
   }
 
+  /** A rollout from a create or reset body: its task reference, the caller, its tags. */
+  const createFrom = (
+    req: IncomingMessage,
+    body: Record<string, unknown>,
+    origin: "v1" | "reset",
+    extra: { maxTurns?: number; id?: string },
+  ) => {
+    if (closing) throw draining();
+    return service.create({ ...extra, from: taskRefOf(body), client: clientOf(req), tags: tagsOf(body), origin });
+  };
+
   type Handler = (req: IncomingMessage, res: ServerResponse, id: string, query: string) => Promise<void> | void;
 
   /** The rollout a `/v1/rollouts/:id/…` request names, with its capability token. */
@@ -324,16 +335,8 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
       send(res, 200, r ? stateOf(r) : NO_EPISODE_STATE);
     },
     create: async (req, res) => {
-      if (closing) throw draining();
       const body = await readBody(req, maxBody);
-      const r = await service.create({
-        from: taskRefOf(body),
-        maxTurns: body.maxTurns as number | undefined,
-        client: clientOf(req),
-        tags: tagsOf(body),
-        origin: "v1",
-      });
-      send(res, 201, created(r));
+      send(res, 201, created(await createFrom(req, body, "v1", { maxTurns: body.maxTurns as number | undefined })));
     },
     rolloutState: (req, res, id) => send(res, 200, stateOf(own(req, id))),
     delete: async (req, res, id) => {
@@ -403,15 +406,8 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
       send(res, 200, await service.groupReward(task, members));
     },
     reset: async (req, res) => {
-      if (closing) throw draining();
       const body = await readBody(req, maxBody);
-      const r = await service.create({
-        from: taskRefOf(body),
-        id: body.episode_id as string | undefined,
-        client: clientOf(req),
-        tags: tagsOf(body),
-        origin: "reset",
-      });
+      const r = await createFrom(req, body, "reset", { id: body.episode_id as string | undefined });
       sendJson(res, 200, resetObservationJson(service, r));
     },
     step: async (req, res, _id, query) => {

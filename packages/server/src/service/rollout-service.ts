@@ -460,10 +460,7 @@ export class RolloutService {
         this.unregister(c);
         await Promise.resolve(this.env.release(c.id)).catch(() => {});
       }
-      throw new RolloutServiceError(isInfra(e) ? "infra_error" : "env_error", `fork failed: ${errorText(e)}`, {
-        reason: isInfra(e) ? "INFRA_ERROR" : "EXECUTION_ERROR",
-        cause: e,
-      });
+      throw failed(e, "fork failed: ");
     }
     return kids;
   }
@@ -524,11 +521,7 @@ export class RolloutService {
     try {
       res = await this.use(r, () => r.episode.callTool(call));
     } catch (e) {
-      const infra = isInfra(e);
-      throw new RolloutServiceError(infra ? "infra_error" : "env_error", errorText(e), {
-        reason: infra ? "INFRA_ERROR" : "EXECUTION_ERROR",
-        cause: e,
-      });
+      throw failed(e, "");
     }
     this.metrics.observeToolCall(performance.now() - t0, res.isError, call.name);
     r.toolCalls++;
@@ -608,11 +601,7 @@ export class RolloutService {
       const o = this.limits.rewardTimeoutMs === undefined ? {} : { rewardTimeoutMs: this.limits.rewardTimeoutMs };
       extra = await computeGroupRewards(this.env, group, o);
     } catch (e) {
-      const infra = isInfra(e);
-      throw new RolloutServiceError(infra ? "infra_error" : "env_error", `group reward failed: ${errorText(e)}`, {
-        reason: infra ? "INFRA_ERROR" : "EXECUTION_ERROR",
-        cause: e,
-      });
+      throw failed(e, "group reward failed: ");
     }
     return {
       rewards: extra,
@@ -703,6 +692,15 @@ function checkToken(r: Rollout, token: string | undefined, what: string): void {
   if (Buffer.byteLength(token) !== r.tokenBytes.length || !timingSafeEqual(Buffer.from(token), r.tokenBytes)) {
     throw new RolloutServiceError("forbidden", `wrong token for ${what} "${r.id}"`, { reason: "FORBIDDEN" });
   }
+}
+
+/** An env call's failure as the service's error: `infra_error` for infrastructure, else `env_error`. */
+function failed(e: unknown, prefix: string): RolloutServiceError {
+  const infra = isInfra(e);
+  return new RolloutServiceError(infra ? "infra_error" : "env_error", `${prefix}${errorText(e)}`, {
+    reason: infra ? "INFRA_ERROR" : "EXECUTION_ERROR",
+    cause: e,
+  });
 }
 
 function isInfra(e: unknown): boolean {
