@@ -91,14 +91,14 @@ describe("benchmax play", () => {
   );
 
   it("without a model, a model turn is refused; a written task needs a prompt, and a row needs the env's parser", async () => {
-    const start = await (await api(play, "/api/start", { taskId: "big" })).json();
+    const start = (await (await api(play, "/api/start", { taskId: "big" })).json()) as { id: string };
     const r = await api(play, "/api/model-step", { id: start.id });
     expect(r.status).toBe(400);
-    expect((await r.json()).error).toMatch(/--endpoint/);
+    expect(((await r.json()) as { error: string }).error).toMatch(/--endpoint/);
     expect((await api(play, "/api/start", { custom: { prompt: "  " } })).status).toBe(400);
     const row = await api(play, "/api/start", { custom: { row: '{"question": "q"}' } });
     expect(row.status).toBe(400);
-    expect((await row.json()).error).toMatch(/reads no dataset rows/);
+    expect(((await row.json()) as { error: string }).error).toMatch(/reads no dataset rows/);
   });
 
   it.skipIf(!available)(
