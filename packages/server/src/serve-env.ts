@@ -22,12 +22,16 @@ import { PromMetrics } from "./prometheus.js";
 import { RolloutRecorder, tagsOf } from "./record.js";
 import { RecordFeed } from "./record-feed.js";
 import { ROUTE_LIST, type RouteName, type RouteSpec } from "./routes.js";
-import { isMessages, RolloutService, type ServedRollout } from "./service/rollout-service.js";
+import { isMessages, RolloutService, type ServedRollout, type ServiceLimits } from "./service/rollout-service.js";
 import { badRequest, conflict, notFound, RolloutServiceError } from "./service/service-error.js";
 import { McpHttpRoute } from "./transports/mcp.js";
 import { attachWebSocket, taskRefOf } from "./ws-session.js";
 
-export interface ServeEnvOptions extends ConnectionLimits {
+/**
+ * `serveEnv`'s options. The rollout limits (`initTimeoutMs`, `toolTimeoutMs`, `rewardTimeoutMs`, `releaseTimeoutMs`,
+ * `deadlineMs`) go to the rollout service, which enforces them through core's Episode timers on every transport.
+ */
+export interface ServeEnvOptions extends ConnectionLimits, ServiceLimits {
   /** Default 127.0.0.1. A non-loopback host with no token is refused unless `insecure`. */
   host?: string;
   /** Serve on a non-loopback host with no token (anyone who reaches the port can drive rollouts). */
