@@ -131,7 +131,10 @@ function watchers(port) {
   const timer = setInterval(() => {
     fetch(`${base}/metrics?format=prometheus`, { headers: auth, signal: ac.signal })
       .then((r) => r.text())
-      .then(() => scrapes++, () => {});
+      .then(
+        () => scrapes++,
+        () => {},
+      );
   }, SCRAPE_MS);
   const feed = (async () => {
     try {

@@ -53,9 +53,10 @@ function presented(req: IncomingMessage, url: URL): string | undefined {
   return url.searchParams.get("token") ?? undefined;
 }
 
-function fail(res: ServerResponse, status: number, code: string, message: string): void {
+function fail(res: ServerResponse, status: number, code: string, message: string): undefined {
   const body = JSON.stringify({ error: { code, message } });
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) }).end(body);
+  return undefined;
 }
 
 /**
@@ -88,6 +89,11 @@ export class RecordFeed {
   }
 
   handle(req: IncomingMessage, res: ServerResponse): void {
+    this.open(req, res);
+  }
+
+  /** Answers a refused request with its error, or opens the stream. */
+  private open(req: IncomingMessage, res: ServerResponse): undefined {
     const url = new URL(req.url ?? "/", "http://feed.invalid");
     if (req.method !== "GET" && req.method !== "HEAD") {
       return fail(res, 405, "METHOD_NOT_ALLOWED", `${req.method} ${RECORD_FEED_PATH}: the feed is read-only (GET)`);
@@ -119,7 +125,10 @@ export class RecordFeed {
       connection: "keep-alive",
       "x-accel-buffering": "no",
     });
-    if (req.method === "HEAD") return void res.end();
+    if (req.method === "HEAD") {
+      res.end();
+      return;
+    }
     res.write("retry: 1000\n\n");
     const c: Client = { res, cursor, busy: false };
     this.clients.add(c);
