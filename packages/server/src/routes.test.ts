@@ -21,6 +21,19 @@ describe("the route table", () => {
     }
   });
 
+  it("openapi.json's request and response schemas come from the zod wire schemas", () => {
+    const doc = openApiDocument(calcEnv()) as { paths: Record<string, Record<string, any>> };
+    const call = doc.paths["/v1/rollouts/{id}/call"]!.post;
+    const schema = call.requestBody.content["application/json"].schema;
+    expect(schema.required).toEqual(["name"]);
+    expect(schema.properties.name).toMatchObject({ type: "string", minLength: 1 });
+    expect(call.parameters.map((p: { name: string }) => p.name)).toEqual(["id", "X-Rollout-Token"]);
+    const step = doc.paths["/step"]!.post.requestBody.content["application/json"].schema;
+    // the action names the env's own tools
+    expect(JSON.stringify(step.properties.action)).toContain('"add"');
+    expect(doc.paths["/health"]!.get.security).toBeUndefined();
+  });
+
   it("the router answers every route of the table with its methods, and 405 for another method", async () => {
     for (const [path, methods] of Object.entries(ROUTES)) {
       for (const method of methods) {

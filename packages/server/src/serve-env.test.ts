@@ -1,3 +1,4 @@
+import type { Message } from "@benchmax/core";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import WebSocket from "ws";
 import { type EnvServer, serveEnv } from "./serve-env.js";
@@ -153,6 +154,64 @@ describe("rollout API", () => {
     const r = await http(s, "POST", "/v1/rollouts", {});
     expect(r.status).toBe(503);
     expect(r.body.error.code).toBe("CAPACITY_REACHED");
+  });
+});
+
+describe("scoring through the rollout service", () => {
+  it("/reward scores {completion} against the conversation the model saw, under the reward time limit", async () => {
+    const env = calcEnv();
+    const seen: Message[][] = [];
+    const compute = env.computeReward.bind(env);
+    let hang = false;
+    env.computeReward = (id, messages, task) => {
+      seen.push(messages);
+      return hang ? new Promise(() => {}) : compute(id, messages, task);
+    };
+    const s = await serveEnv(env, { rewardTimeoutMs: 50 });
+    servers.push(s);
+    const a = await create(s, { taskId: "t1" });
+    const ok = await http(
+      s,
+      "POST",
+      `/v1/rollouts/${a.rolloutId}/reward`,
+      { completion: "<answer>5</answer>" },
+      {
+        "x-rollout-token": a.token,
+      },
+    );
+    expect(ok.body).toEqual({ reward: 1, rewards: { exact_match: 1 }, passed: true });
+    // the system prompt the model read, with the Hermes tool section, then the task prompt and the completion
+    expect(seen[0]![0]!.content).toContain("<tools>");
+    expect(seen[0]!.slice(1)).toEqual([
+      { role: "user", content: "What is 2 + 3?" },
+      { role: "assistant", content: "<answer>5</answer>" },
+    ]);
+    // a retry of the same score is answered from the stored outcome, not scored again
+    const again = await http(
+      s,
+      "POST",
+      `/v1/rollouts/${a.rolloutId}/reward`,
+      { completion: "<answer>5</answer>" },
+      {
+        "x-rollout-token": a.token,
+      },
+    );
+    expect(again.body).toEqual(ok.body);
+    expect(seen).toHaveLength(1);
+    // a reward that never returns is the env's failure (500), never a 0
+    hang = true;
+    const b = await create(s, { taskId: "t1" });
+    const hung = await http(
+      s,
+      "POST",
+      `/v1/rollouts/${b.rolloutId}/reward`,
+      { completion: "<answer>5</answer>" },
+      {
+        "x-rollout-token": b.token,
+      },
+    );
+    expect(hung.status).toBe(500);
+    expect(hung.body.error).toMatchObject({ code: "EXECUTION_ERROR", type: "env_error" });
   });
 });
 
