@@ -83,6 +83,16 @@ export interface EpisodeEnd {
   error?: string;
 }
 
+/** Options of one `Episode.step`. */
+export interface StepOptions {
+  /** Fill the result's `observations` and `tools` (default true); false leaves both empty. */
+  lists?: boolean;
+}
+
+/** The empty lists of a step run with `{ lists: false }` (frozen: shared by every such step). */
+const NO_OBSERVATIONS = Object.freeze([]) as unknown as ToolMessage[];
+const NO_TOOLS = Object.freeze([]) as unknown as ToolOutcome[];
+
 /** How `finish` ends an episode that is still running (see `Episode.finish`). */
 export interface FinishOptions {
   /** Score this conversation rather than the episode's own. */
@@ -309,9 +319,11 @@ export class Episode<T extends Task = Task> {
   /**
    * Take the model's reply: append it, run each of its tool calls in order (malformed ones become error
    * observations), then check the limits. A reply without a tool call, or a limit, ends the episode and scores it;
-   * the result then carries `done`, `outcome` and (when scored) `reward`/`rewards`.
+   * the result then carries `done`, `outcome` and (when scored) `reward`/`rewards`. With `{ lists: false }` the
+   * result's `observations` and `tools` are left empty: a driver that reads `messages` (as `runRollout` does) saves
+   * their allocation.
    */
-  step(input: StepInput): Promise<StepResult> {
+  step(input: StepInput, options?: StepOptions): Promise<StepResult> {
     if (this.ended) {
       return Promise.reject(new UsageError(`episode ${this.rolloutId} is done (${this.r.outcome}); start a new one`));
     }
@@ -325,13 +337,13 @@ export class Episode<T extends Task = Task> {
       return Promise.reject(e);
     }
     this.stepping = true;
-    return this.advance(reply);
+    return this.advance(reply, options?.lists !== false);
   }
 
   /** The body of a step: env action parsing, the reply taken, its calls run in order, then the limits. */
-  private async advance(reply: PolicyReply): Promise<StepResult> {
-    const observations: ToolMessage[] = [];
-    const tools: ToolOutcome[] = [];
+  private async advance(reply: PolicyReply, lists: boolean): Promise<StepResult> {
+    const observations: ToolMessage[] = lists ? [] : NO_OBSERVATIONS;
+    const tools: ToolOutcome[] = lists ? [] : NO_TOOLS;
     let goesOn = false;
     try {
       const actions = this.actions(reply);
@@ -340,7 +352,7 @@ export class Episode<T extends Task = Task> {
         const items = turn.items;
         let i = 0;
         for (; i < items.length; i++) {
-          const ran = this.runCall(items[i]!, observations, tools);
+          const ran = lists ? this.runCall(items[i]!, observations, tools) : this.runCall(items[i]!);
           if (ran !== true && !(await ran)) break;
         }
         goesOn = i === items.length && this.endTurn(turn.overTokens);
@@ -352,7 +364,13 @@ export class Episode<T extends Task = Task> {
       this.stepping = false;
     }
     if (goesOn) return { observations, tools, done: false };
-    return { observations, tools, done: true, ...(await this.finish()) };
+    const end = await this.finish();
+    const out: StepResult = { observations, tools, done: true, outcome: end.outcome };
+    if (end.truncatedBy) out.truncatedBy = end.truncatedBy;
+    if (end.reward !== undefined) out.reward = end.reward;
+    if (end.rewards) out.rewards = end.rewards;
+    if (end.error) out.error = end.error;
+    return out;
   }
 
   /** The env's own action parsing of a reply (`env.parseActions`), before the reply is taken. */

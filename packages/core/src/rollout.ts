@@ -61,7 +61,8 @@ export async function playEpisode<T extends Task>(
         break;
       }
       try {
-        await ep.step(reply);
+        // the loop reads the conversation, not the step's lists
+        await ep.step(reply, { lists: false });
       } catch (e) {
         // env failures end the episode inside `step`; what is thrown is a reply `step` refuses (the policy's fault)
         await ep.finish({ error: policyFailure(e, policy) });
