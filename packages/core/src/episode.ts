@@ -103,6 +103,7 @@ export interface FinishOptions {
   error?: unknown;
 }
 
+/** One step's result. On the final step every `EpisodeEnd` key is present (undefined where it does not apply). */
 export interface StepResult extends Partial<EpisodeEnd> {
   /** The tool messages this step appended to the conversation, in call order. */
   observations: ToolMessage[];
