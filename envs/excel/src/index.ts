@@ -13,6 +13,7 @@ import {
   Workspace,
 } from "@benchmax/core";
 import { excelArtifacts, restoreExcelArtifacts } from "./artifacts.js";
+import { dropBook } from "./book-pool.js";
 import { type ExcelTask, fixturesDir, loadExcelTasks, parseExcelRow } from "./dataset.js";
 import { explainCases } from "./explain.js";
 import { findSoffice, LibreOfficeRecalc } from "./libreoffice.js";
@@ -211,7 +212,7 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
       const ws = await Workspace.create({ prefix: `excel-${rolloutId}` });
       try {
         await ws.copyIn(input, WORKBOOK_FILE);
-        return { task, ws, dirty: false, stale: false, calls: [], endsAt: performance.now() + deadlineMs };
+        return { task, ws, version: 0, stale: false, calls: [], endsAt: performance.now() + deadlineMs };
       } catch (e) {
         await ws.remove();
         throw e;
@@ -223,7 +224,7 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
       return {
         task: state.task,
         base,
-        dirty: false,
+        version: 0,
         stale: state.stale,
         modelFile: state.modelFile,
         calls: structuredClone(state.calls),
@@ -232,7 +233,7 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
     },
     async releaseState(state, rolloutId) {
       scored.delete(rolloutId);
-      state.wb = undefined;
+      if (state.ws) dropBook(state.ws.resolve(WORKBOOK_FILE));
       await dropSnapshot(state.base);
       await dropSnapshot(state.forkSnapshot);
       state.base = state.forkSnapshot = undefined;
