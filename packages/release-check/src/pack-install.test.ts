@@ -224,6 +224,32 @@ console.log(JSON.stringify({ env: env.name, outcome: r.outcome, reward: r.reward
     else expect(core).toMatch(/^\^\d+\.\d+\.\d+$/);
   }, 300_000);
 
+  // examples/ci-regression/env-project.sh, the steps user-project-audit.yml runs in a user's env project: audit (in
+  // process, HTTP, MCP), eval, compare with a stored baseline, rescore the baseline, compare — on a `benchmax new`
+  // scaffold and on the installed env-math, from the installed tarballs only
+  it("runs the env-project CI steps (audit, eval, compare, rescore, compare) on a scaffolded env and on env-math", () => {
+    const script = join(root, "examples/ci-regression/env-project.sh");
+    sh("npx", ["benchmax", "new", "ci-env", "--dir", "ci-env"], project);
+    const timings: string[] = [];
+    for (const env of ["./ci-env", "math"]) {
+      const name = env.replace(/\W/g, "");
+      // the baseline a user makes once and commits (not timed)
+      sh("npx", ["benchmax", "eval", env, "--out", `baselines/${name}`, "--quiet"], project);
+      const t0 = performance.now();
+      const out = sh("bash", [script, env, `baselines/${name}`, `runs/ci-${name}`], project, 600_000);
+      const s = ((performance.now() - t0) / 1000).toFixed(0);
+      expect(out, env).toContain("audit passed");
+      expect(out, env).toMatch(/over in-process \+ http \+ mcp/);
+      expect(out, env).toMatch(/rescored \d+ rollouts/);
+      expect(out, env).toMatch(/env-project CI steps: \d+ s/);
+      expect(existsSync(join(project, `runs/ci-${name}/rescored/results.jsonl`)), env).toBe(true);
+      timings.push(
+        `${env}: ${s} s (${out.match(/^(audit|eval|compare|rescore|compare-rescored): \d+ s$/gm)?.join(", ")})`,
+      );
+    }
+    console.log(`env-project.sh from the installed tarballs: ${timings.join("; ")}`);
+  }, 1_200_000);
+
   it("releases as a dry run: changeset version in a copy of the repo, then npm publish --dry-run of each tarball", () => {
     const copy = join(work, "repo");
     mkdirSync(copy);
