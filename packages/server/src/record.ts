@@ -53,7 +53,15 @@ export class RolloutRecorder {
   constructor(
     readonly dir: string,
     private readonly env: Env,
-    private readonly options: { maxQueue?: number; summaryEveryMs?: number; prom?: PromMetrics } = {},
+    private readonly options: {
+      maxQueue?: number;
+      summaryEveryMs?: number;
+      prom?: PromMetrics;
+      /** Where the served tasks came from (a dataset path; default the env's fixtures) and the settings that shape
+       * scores (split, env options): written to run.json, so `benchmax rescore` finds the tasks again. */
+      dataset?: string;
+      config?: Record<string, unknown>;
+    } = {},
   ) {
     mkdirSync(dir, { recursive: true });
     this.runDir = new RunDir(dir);
@@ -61,7 +69,18 @@ export class RolloutRecorder {
     this.agg = new RunAggregate(env.passThreshold ?? 1);
     writeFileSync(
       join(dir, "run.json"),
-      `${JSON.stringify({ env: env.name, policy: "served", mode: "serve --record", startedAt: this.startedAt }, null, 2)}\n`,
+      `${JSON.stringify(
+        {
+          env: env.name,
+          dataset: options.dataset ?? "fixtures",
+          config: options.config ?? {},
+          policy: "served",
+          mode: "serve --record",
+          startedAt: this.startedAt,
+        },
+        null,
+        2,
+      )}\n`,
     );
     this.timer = setInterval(() => this.writeSummary(), options.summaryEveryMs ?? 5000);
     this.timer.unref();

@@ -68,6 +68,8 @@ export interface ServeEnvOptions extends ConnectionLimits, ServiceLimits {
   dataRoot?: string;
   /** `serve --record DIR`: append every finished rollout, from every transport, to DIR as a run dir. */
   record?: string;
+  /** What `--record` writes to run.json about the served tasks: the dataset path and score-shaping settings. */
+  recordRun?: { dataset?: string; config?: Record<string, unknown> };
 }
 
 /** OpenEnv's own routes: their validation errors are FastAPI's `422 {"detail": [...]}`. */
@@ -161,12 +163,18 @@ function readText(req: IncomingMessage, limit: number): Promise<string> {
  */
 export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise<EnvServer> {
   const metrics = new ServerMetrics();
-  const prom = new PromMetrics({ toolNames: env.listTools().map((t) => t.name), activeRollouts: () => service.active });
+  const prom: PromMetrics = new PromMetrics({
+    toolNames: env.listTools().map((t) => t.name),
+    activeRollouts: () => service.active,
+  });
   metrics.prom = prom;
-  const recorder = options.record ? new RolloutRecorder(options.record, env, { prom }) : undefined;
-  const service = new RolloutService(env, {
+  const recorder: RolloutRecorder | undefined = options.record
+    ? new RolloutRecorder(options.record, env, { prom, ...options.recordRun })
+    : undefined;
+  const service: RolloutService = new RolloutService(env, {
     ...options,
     metrics,
+    ...(recorder ? { artifacts: recorder.artifacts } : {}),
     // outcome metrics and recording, once for every transport
     onFinished: (result) => {
       prom.finished(result.outcome, result.reward, result.rewards);

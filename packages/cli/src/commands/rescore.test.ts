@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cli, lines, tmp } from "../../test/harness.js";
+import { cli, cliAsync, lines, root, spawnCli, tmp } from "../../test/harness.js";
 
 describe("benchmax rescore", () => {
   it("re-scores stored rollouts with the current reward, and compare reads the result", { timeout: 180_000 }, () => {
@@ -91,6 +91,65 @@ describe("benchmax rescore", () => {
     expect(r2.code).toBe(1);
     expect(r2.stderr).toMatch(/env excel: its reward reads the rollout's final state .* has no stored artifacts/);
     expect(existsSync(bare)).toBe(false);
+  });
+
+  it("excel: a recording server (serve --record) keeps the artifacts too, so its rollouts rescore", {
+    timeout: 300_000,
+  }, async () => {
+    const dir = tmp();
+    const rec = join(dir, "rec");
+    const data = join(root, "envs/excel/fixtures");
+    const server = spawnCli([
+      "serve",
+      "excel",
+      "--port",
+      "0",
+      "--token",
+      "sekret",
+      "--record",
+      rec,
+      "--data-root",
+      data,
+    ]);
+    let out = "";
+    const url = await new Promise<string>((res, rej) => {
+      server.stdout?.on("data", (d) => {
+        out += d;
+        const m = /serving excel at (http:\/\/[^\s]+)/.exec(out);
+        if (m) res(m[1]!);
+      });
+      server.once("exit", (code) => rej(new Error(`serve exited ${code}: ${out}`)));
+    });
+    try {
+      const ev = await cliAsync([
+        "eval",
+        "excel",
+        "--endpoint",
+        url,
+        "--token",
+        "sekret",
+        "--limit",
+        "2",
+        "--out",
+        join(dir, "ev"),
+        "--quiet",
+      ]);
+      expect(ev.code, ev.stderr).toBe(0);
+    } finally {
+      const exited = new Promise((res) => server.once("exit", res));
+      server.kill("SIGTERM");
+      await exited;
+    }
+    const rows = lines(join(rec, "results.jsonl")).map((l) => JSON.parse(l));
+    expect(rows.map((r) => r.reward)).toEqual([1, 1]);
+    for (const r of rows) expect(Object.keys(r.artifacts ?? {}).sort()).toEqual(["calls.json", "workbook.xlsx"]);
+    expect(JSON.parse(readFileSync(join(rec, "run.json"), "utf8"))).toMatchObject({
+      env: "excel",
+      dataset: "fixtures",
+    });
+    const r = cli(["rescore", rec, "--out", join(dir, "new")]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("rescored 2 rollouts of excel (0 changed");
   });
 
   it("refuses a folder that is not a run", { timeout: 60_000 }, () => {

@@ -117,7 +117,18 @@ export async function serveCommand(envSpec: string, flags: ServeFlags): Promise<
       tasks,
       dataRoot: flags.dataRoot,
       insecure: flags.insecure,
-      ...(flags.record ? { record: flags.record } : {}),
+      ...(flags.record
+        ? {
+            record: flags.record,
+            recordRun: {
+              ...(flags.dataset ? { dataset: flags.dataset } : {}),
+              config: {
+                ...(flags.split ? { split: flags.split } : {}),
+                ...(flags.envOpt?.length ? { envOptions: parseKeyValues(flags.envOpt) } : {}),
+              },
+            },
+          }
+        : {}),
     });
     process.stdout.write(
       `benchmax: serving ${env.name} at ${s.url}${token ? " (bearer token required)" : ""}\n` +

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import {
+  type ArtifactStore,
   type AssistantMessage,
   combineRewards,
   computeGroupRewards,
@@ -9,6 +10,8 @@ import {
   type EpisodeOptions,
   type GroupMember,
   isInfraError,
+  randomBase64url,
+  randomRolloutId,
   type Message,
   MessageSchema,
   type RewardComponents,
@@ -23,7 +26,6 @@ import {
 } from "@benchmax/core";
 import { Admission } from "../admission.js";
 import { ServerMetrics } from "../metrics.js";
-import { randomBase64url } from "../random-id.js";
 import { badRequest, conflict, notFound, RolloutServiceError } from "./service-error.js";
 import { type TaskRef, TaskSource } from "./task-source.js";
 
@@ -129,6 +131,8 @@ export interface RolloutServiceOptions extends ServiceLimits {
    * and outcome metrics hang here, once for every transport. Exceptions are swallowed.
    */
   onFinished?: (result: RolloutResult, rollout: ServedRollout) => void;
+  /** Keep each scored rollout's final-state artifacts (`env.artifacts`) here, so `rescore` can re-score it. */
+  artifacts?: ArtifactStore;
 }
 
 /** The service's own record of a rollout. */
@@ -211,6 +215,7 @@ export class RolloutService {
   private readonly sweeper?: NodeJS.Timeout;
   private readonly limits: ServiceLimits;
   private readonly onFinished?: RolloutServiceOptions["onFinished"];
+  private readonly artifacts?: ArtifactStore;
   private closed = false;
 
   constructor(
@@ -228,6 +233,7 @@ export class RolloutService {
     this.maxTurns = options.maxTurns ?? 1000;
     this.source = new TaskSource(env, options.tasks, options.dataRoot);
     this.onFinished = options.onFinished;
+    this.artifacts = options.artifacts;
     this.limits = {
       initTimeoutMs: options.initTimeoutMs,
       toolTimeoutMs: options.toolTimeoutMs,
@@ -298,6 +304,7 @@ export class RolloutService {
 
   private episodeOptions(r: Rollout): EpisodeOptions {
     const o: EpisodeOptions = { rolloutId: r.id, toolFormat: r.toolFormat };
+    if (this.artifacts) o.artifacts = this.artifacts;
     // a client's own limit follows SkyRL's rule: the last reply's tool calls are not run
     if (r.maxTurns !== undefined) {
       o.maxTurns = r.maxTurns;
@@ -348,7 +355,7 @@ export class RolloutService {
     if (id !== undefined) this.checkId(id);
     this.admit(1, options.client);
     const r = new Rollout(
-      id ?? `r_${randomBase64url(12)}`,
+      id ?? randomRolloutId(),
       randomBase64url(24),
       task,
       options.origin ?? "api",
@@ -443,7 +450,7 @@ export class RolloutService {
     if (p.done) throw conflict(`rollout "${p.id}" is done; fork before it ends`, "EPISODE_DONE");
     this.admit(n, p.client);
     const kids = Array.from({ length: n }, () => {
-      const c = new Rollout(`r_${randomBase64url(12)}`, randomBase64url(24), p.task, "fork", p.toolFormat);
+      const c = new Rollout(randomRolloutId(), randomBase64url(24), p.task, "fork", p.toolFormat);
       if (p.maxTurns !== undefined) c.maxTurns = p.maxTurns;
       if (p.client !== undefined) c.client = p.client;
       c.tags = { ...p.tags, group: p.tags?.group ?? p.id };

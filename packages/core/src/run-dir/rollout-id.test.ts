@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { randomBase64url } from "./random-id.js";
+import { randomBase64url, randomRolloutId } from "./rollout-id.js";
 
 describe("randomBase64url", () => {
   it("gives base64url text of the asked length, never the same twice, across pool refills", () => {
@@ -22,5 +22,14 @@ describe("randomBase64url", () => {
 
   it("refuses more bytes than one pool", () => {
     expect(() => randomBase64url(5000)).toThrow(/at most 4096 bytes/);
+  });
+});
+
+describe("randomRolloutId", () => {
+  it("mints a prefixed 96-bit id, different each time", () => {
+    const a = randomRolloutId();
+    expect(a).toMatch(/^r_[A-Za-z0-9_-]{16}$/);
+    expect(randomRolloutId()).not.toBe(a);
+    expect(randomRolloutId("mcp_")).toMatch(/^mcp_/);
   });
 });
