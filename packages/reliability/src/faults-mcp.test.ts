@@ -41,6 +41,8 @@ describe.skipIf(!!reason)("faults: an MCP server crashes mid-call", () => {
           healthIntervalMs: 0,
           maxServers: 3,
           callTimeoutMs: 20_000,
+          // a tsx child takes seconds to start on a loaded machine; the fault under test is the crash, not the start
+          startTimeoutMs: 120_000,
         },
       },
       tasks,
