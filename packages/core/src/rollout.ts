@@ -27,13 +27,14 @@ function act(policy: Policy, ep: Episode<any>, signal: AbortSignal | undefined):
  * answers without a tool call or a limit hits; then score and release. Env failures end as env_error,
  * infrastructure failures (the policy's included) as infra_error — with no reward.
  */
-export async function runRollout<T extends Task>(
+export function runRollout<T extends Task>(
   env: Env<T>,
   task: T,
   policy: Policy,
   options: RolloutOptions = {},
 ): Promise<RolloutResult> {
-  return playEpisode(await Episode.start(env, task, options), policy, options.signal);
+  // not async: one async frame per rollout (playEpisode's), with 100,000 rollouts alive at once
+  return playEpisode(Episode.start(env, task, options), policy, options.signal);
 }
 
 /**
@@ -41,10 +42,11 @@ export async function runRollout<T extends Task>(
  * then `episode.step`, until done; then `finish` and `close`. Its result.
  */
 export async function playEpisode<T extends Task>(
-  ep: Episode<T>,
+  episode: Episode<T> | Promise<Episode<T>>,
   policy: Policy,
   signal?: AbortSignal,
 ): Promise<RolloutResult> {
+  const ep = episode instanceof Promise ? await episode : episode;
   try {
     while (!ep.done) {
       if (signal?.aborted) {
