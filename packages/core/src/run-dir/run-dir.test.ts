@@ -80,7 +80,8 @@ describe("RunDir: artifacts taken before release, content-addressed", () => {
     expect(readdirSync(rd.artifactsDir).sort()).toEqual(
       [sha256Hex(Buffer.from("wrong")), sha256Hex(Buffer.from("x"))].sort(),
     );
-    const ref = rows[0]!.artifacts!["file.txt"]!;
+    // rows land in completion order, which concurrency may change: read task a's
+    const ref = rows.find((r) => r.taskId === "a")!.artifacts!["file.txt"]!;
     expect((await rd.readArtifact(ref)).toString()).toBe("x");
     expect(ref.bytes).toBe(1);
   });
