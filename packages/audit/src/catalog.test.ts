@@ -19,7 +19,8 @@ const catalog: Array<[string, () => Promise<{ default: EnvModule }>]> = [
 // and accepted findings of its own audit.json.
 describe("benchmax audit on every catalog env", () => {
   for (const [name, load] of catalog) {
-    it(`${name} passes`, { timeout: 180_000 }, async () => {
+    // a guard against a hang, not the speed goal (bench/audit.mjs measures that): excel took 138–176 s at load 22–35
+    it(`${name} passes`, { timeout: 600_000 }, async () => {
       const env = (await (await load()).default.createEnv({})) as Env;
       try {
         const report = await auditEnv(env, { config: loadAuditConfig(resolve(envsDir, name)), envSpec: name });
