@@ -114,8 +114,14 @@ function column(arg: string): number {
   return n;
 }
 
+/** Characters XML 1.0 can't hold (controls, U+FFFE/U+FFFF, lone surrogates): a saved name would come back changed. */
+const XML_INVALID = /[\u0000-\u001f\ufffe\uffff\ud800-\udfff]/u;
+
 function sheetTitleOk(name: string): void {
   if (/[\\/?*[\]:]/.test(name)) throw new ToolError(`sheet name "${name}" may not contain \\ / ? * [ ] :`);
+  if (XML_INVALID.test(name)) {
+    throw new ToolError(`sheet name ${JSON.stringify(name)} may not contain control characters or lone surrogates`);
+  }
   if (name.startsWith("'") || name.endsWith("'"))
     throw new ToolError(`sheet name "${name}" may not start or end with '`);
 }

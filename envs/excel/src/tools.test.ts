@@ -78,6 +78,10 @@ describe("workbook tools", () => {
       ["write_range", { start: "A1", values: [] }, /values/],
       ["delete_sheet", { sheet: "Sheet1" }, /only sheet/],
       ["add_sheet", { name: "a/b" }, /may not contain/],
+      // a NUL would not survive the xlsx round trip: "a\u0000b" came back as "ab" and the next call could not open
+      // the workbook
+      ["add_sheet", { name: "a\u0000b" }, /control characters/],
+      ["rename_sheet", { sheet: "Sheet1", new_name: "x\ud800" }, /lone surrogates/],
       ["insert_columns", { column: "1A" }, /not a column/],
       ["no_such_tool", {}, /unknown tool/],
     ];
@@ -86,6 +90,8 @@ describe("workbook tools", () => {
       expect(r.isError, `${name} ${JSON.stringify(args)}`).toBe(true);
       expect(text(r)).toMatch(re);
     }
+    // the workbook still opens after every refusal
+    expect((await call("list_sheets", {})).isError).toBe(false);
     await env.release("t-bad");
   });
 
