@@ -6,9 +6,10 @@ import { copyFileSync, existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
 import { afterAll, describe, expect, it } from "vitest";
 import type { BookJob } from "./book-host.js";
-import { BookPool } from "./book-pool.js";
+import { BookPool, builtExecArgv } from "./book-pool.js";
 import { fixturesDir } from "./dataset.js";
 
 const script = new URL("../dist/compare-worker.js", import.meta.url);
@@ -62,4 +63,37 @@ describe.skipIf(!built)("book pool: the structured tools on worker threads", () 
     const r = await pool.run({ ...job(file, 1, "read_range", { range: "A1" }), modelFile: true });
     expect(r.toolError).toMatch(/the workbook file your code wrote cannot be opened: not an xlsx file/);
   }, 60_000);
+});
+
+describe("builtExecArgv", () => {
+  it("keeps loaders and conditions, drops per-process flags a worker refuses and the source condition", () => {
+    expect(
+      builtExecArgv([
+        "--expose-gc",
+        "--max-old-space-size=4096",
+        "--conditions=@benchmax/source",
+        "-C",
+        "@benchmax/source",
+        "--import",
+        "tsx",
+        "--conditions",
+        "custom",
+        "--enable-source-maps",
+        "--no-warnings",
+      ]),
+    ).toEqual(["--import=tsx", "--conditions=custom", "--enable-source-maps", "--no-warnings"]);
+  });
+
+  it("a worker starts under a parent run with --expose-gc (the benches' flag)", async () => {
+    const w = new Worker("require('node:worker_threads').parentPort.postMessage(1)", {
+      eval: true,
+      execArgv: builtExecArgv(["--expose-gc", "--no-warnings"]),
+    });
+    const got = await new Promise((res, rej) => {
+      w.once("message", res);
+      w.once("error", rej);
+    });
+    expect(got).toBe(1);
+    await w.terminate();
+  });
 });
