@@ -6,11 +6,10 @@
  * their files (the truth) and the next job starts a fresh worker. From sources (tests), or with
  * `BENCHMAX_EXCEL_WORKERS=0`, the host runs inline.
  */
-import { existsSync } from "node:fs";
-import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { BookHost, type BookJob, type BookReply, type ReplayJob } from "./book-host.js";
+import { workerScript } from "./worker-script.js";
 
 /** Most time one structured call (or one replay batch) may take on a worker. */
 export const BOOK_JOB_TIMEOUT_MS = 30_000;
@@ -190,10 +189,8 @@ let inline: BookHost | undefined;
 
 function sharedPool(): BookPool | null {
   if (pool !== undefined) return pool;
-  const script = new URL("./compare-worker.js", import.meta.url);
-  const off = process.env.BENCHMAX_EXCEL_WORKERS === "0";
-  const n = Number(process.env.BENCHMAX_EXCEL_WORKERS) || Math.max(2, Math.min(4, availableParallelism()));
-  pool = !off && script.protocol === "file:" && existsSync(fileURLToPath(script)) ? new BookPool(script, n) : null;
+  const w = workerScript(2, 4);
+  pool = w ? new BookPool(w.script, w.threads) : null;
   return pool;
 }
 

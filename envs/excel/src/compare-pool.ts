@@ -4,11 +4,10 @@
  * next free worker. Used when the built worker (dist/compare-worker.js) exists; from sources (tests) the compare
  * runs inline. `BENCHMAX_EXCEL_WORKERS=0` turns the pool off, `=N` sets its size (default 4–8).
  */
-import { existsSync } from "node:fs";
-import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { type CompareOptions, type CompareResult, compareWorkbooks } from "./compare.js";
+import { workerScript } from "./worker-script.js";
 import { inspectXlsx } from "./xlsx-inspect.js";
 
 type JobMsg =
@@ -137,10 +136,8 @@ let pool: ComparePool | null | undefined;
 
 function sharedPool(): ComparePool | null {
   if (pool !== undefined) return pool;
-  const script = new URL("./compare-worker.js", import.meta.url);
-  const off = process.env.BENCHMAX_EXCEL_WORKERS === "0";
-  const n = Number(process.env.BENCHMAX_EXCEL_WORKERS) || Math.max(4, Math.min(8, availableParallelism()));
-  pool = !off && script.protocol === "file:" && existsSync(fileURLToPath(script)) ? new ComparePool(script, n) : null;
+  const w = workerScript(4, 8);
+  pool = w ? new ComparePool(w.script, w.threads) : null;
   return pool;
 }
 
