@@ -180,8 +180,10 @@ describe.skipIf(!soffice || !jail.ok)("LibreOffice seal", () => {
           expect(r.rewards).toEqual({ pass: 0, soft: 0 });
           const seen = actuals(r.metadata!.cases as Case[]);
           expect(seen).toMatch(/^"E(\|E)+\|[^"]*\/[0-9a-f]{32}\.xlsx/); // LibreOffice evaluated the answer cell
-          expect(seen).not.toMatch(/HOST-SECRET|777/);
-          expect(seen).not.toContain(other);
+          // the file's random hex name may hold "777" by chance: look past it
+          const values = seen.replace(/[0-9a-f]{32}\.xlsx/g, "<random>.xlsx");
+          expect(values).not.toMatch(/HOST-SECRET|777/);
+          expect(values).not.toContain(other);
         }
         expect(hits.slice(before)).toEqual([]);
       } finally {
