@@ -15,7 +15,13 @@ export {
 } from "./compare-runs.js";
 export { FEED_PATH, type FeedSource, feedUrl, followFeed } from "./feed-source.js";
 export { escapeHtml, scriptJson } from "./html-escape.js";
-export { type LatestRollout, LiveSeries, type LiveSnapshot, MAX_POINTS } from "./live-series.js";
+export {
+  type LatestRollout,
+  LiveSeries,
+  type LiveSnapshot,
+  MAX_POINTS,
+  type SeriesState,
+} from "./live-series.js";
 export { forEachJsonLine, type LoadedRun, type LoadRunOptions, loadRun, rolloutIdOf } from "./load-run.js";
 export { type PlayOptions, type PlayServer, startPlay } from "./play-server.js";
 export { inlineTranscripts, renderHtml } from "./render-html.js";
@@ -34,8 +40,16 @@ export {
   runSeries,
   type TaskRow,
 } from "./report-data.js";
+export { ResultsTail } from "./results-tail.js";
+export { CHECKPOINT_FILE, type CheckpointLoad, loadCheckpoint, saveCheckpoint } from "./series-checkpoint.js";
 export { toolCallNames } from "./tool-calls.js";
 export { type Transcript, TranscriptStore, transcriptOf } from "./transcripts.js";
 export { renderWatchPage } from "./watch-page.js";
-export { isServerUrl, startWatch, type WatchOptions, type WatchServer } from "./watch-server.js";
+export {
+  isServerUrl,
+  startWatch,
+  type WatchOptions,
+  type WatchServer,
+  type WatchStartup,
+} from "./watch-server.js";
 export { type WriteReportOptions, type WrittenReport, writeReport, writeReportFiles } from "./write-report.js";

@@ -121,6 +121,37 @@ export interface LiveSnapshot {
   latest: LatestRollout[];
 }
 
+/** One bucket in a saved state: key, counters, sums, component sums, latency bins as [bin, count, …] pairs per
+ * tool, group ids, and [lo, hi, n] per group flattened. */
+export type BucketState = [
+  key: number,
+  n: number,
+  scored: number,
+  rewardSum: number,
+  passes: number,
+  errors: number,
+  truncated: number,
+  chars: number,
+  toolCalls: number,
+  components: Record<string, number>,
+  latency: Record<string, number[]>,
+  groupIds: string[],
+  groups: number[],
+];
+
+/** A LiveSeries as plain JSON (`toState` / `fromState`). */
+export interface SeriesState {
+  v: 1;
+  passThreshold: number;
+  keepLatest: number;
+  width: number;
+  axis?: "step" | "rollout";
+  count: number;
+  tools: string[];
+  latest: LatestRollout[];
+  buckets: BucketState[];
+}
+
 /** Characters the model wrote in a rollout. */
 function charsOf(r: RolloutResult): number {
   let n = 0;
@@ -147,9 +178,119 @@ export class LiveSeries {
   version = 0;
 
   constructor(
-    private readonly passThreshold = 1,
-    private readonly keepLatest = 30,
+    readonly passThreshold = 1,
+    readonly keepLatest = 30,
   ) {}
+
+  /** How many rollouts were added. */
+  get total(): number {
+    return this.count;
+  }
+
+  /**
+   * Everything the series holds, as plain JSON (the watch server's checkpoint, series-checkpoint.ts): `fromState`
+   * gives back a series whose snapshot, and every later `add`, equals the one that never stopped.
+   */
+  toState(): SeriesState {
+    return {
+      v: 1,
+      passThreshold: this.passThreshold,
+      keepLatest: this.keepLatest,
+      width: this.width,
+      ...(this.axis ? { axis: this.axis } : {}),
+      count: this.count,
+      tools: [...this.tools],
+      latest: this.latest,
+      buckets: [...this.buckets].map(([k, b]) => {
+        const latency: Record<string, number[]> = {};
+        for (const [t, h] of b.latency) {
+          const pairs: number[] = [];
+          for (let i = 0; i < LAT_BINS; i++) if (h[i]) pairs.push(i, h[i]!);
+          latency[t] = pairs;
+        }
+        const ids: string[] = [];
+        const g: number[] = [];
+        for (const [id, [lo, hi, n]] of b.groups) {
+          ids.push(id);
+          g.push(lo, hi, n);
+        }
+        return [
+          k,
+          b.n,
+          b.scored,
+          b.rewardSum,
+          b.passes,
+          b.errors,
+          b.truncated,
+          b.chars,
+          b.toolCalls,
+          b.components,
+          latency,
+          ids,
+          g,
+        ];
+      }),
+    };
+  }
+
+  /** The series a `toState` saved; a state of another shape or with values out of range is an Error. */
+  static fromState(state: unknown): LiveSeries {
+    const s = state as SeriesState;
+    const bad = (what: string): never => {
+      throw new Error(`series state: ${what}`);
+    };
+    const count = (x: unknown): x is number => typeof x === "number" && Number.isInteger(x) && x >= 0;
+    const finite = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
+    if (!s || typeof s !== "object" || s.v !== 1) bad("not a version-1 state");
+    if (!finite(s.passThreshold) || !count(s.keepLatest) || !count(s.count)) bad("settings");
+    if (!count(s.width) || s.width < 1 || (s.width & (s.width - 1)) !== 0) bad("width");
+    if (s.axis !== undefined && s.axis !== "step" && s.axis !== "rollout") bad("axis");
+    if (!Array.isArray(s.tools) || s.tools.length > MAX_TOOLS || !s.tools.every((t) => typeof t === "string"))
+      bad("tools");
+    if (!Array.isArray(s.latest) || s.latest.length > s.keepLatest) bad("latest");
+    if (!Array.isArray(s.buckets) || s.buckets.length > MAX_POINTS) bad("buckets");
+    const out = new LiveSeries(s.passThreshold, s.keepLatest);
+    out.width = s.width;
+    if (s.axis) out.axis = s.axis;
+    out.count = s.count;
+    for (const t of s.tools) out.tools.add(t);
+    for (const r of s.latest) {
+      if (!r || typeof r !== "object" || typeof r.rolloutId !== "string" || !Array.isArray(r.messages)) bad("latest");
+      out.latest.push(r);
+    }
+    for (const row of s.buckets) {
+      if (!Array.isArray(row) || row.length !== 13) bad("bucket");
+      const [k, n, scored, rewardSum, passes, errors, truncated, chars, toolCalls, components, latency, ids, g] = row;
+      if (!Number.isInteger(k) || ![n, scored, passes, errors, truncated, chars].every(count)) bad("bucket counts");
+      if (!finite(rewardSum) || !finite(toolCalls) || n < 1) bad("bucket sums");
+      const b = newBucket();
+      Object.assign(b, { n, scored, rewardSum, passes, errors, truncated, chars, toolCalls });
+      if (!components || typeof components !== "object") bad("components");
+      for (const [c, v] of Object.entries(components)) {
+        if (!finite(v)) bad("components");
+        b.components[c] = v;
+      }
+      if (!latency || typeof latency !== "object") bad("latency");
+      for (const [t, pairs] of Object.entries(latency)) {
+        if (!Array.isArray(pairs) || pairs.length % 2) bad("latency");
+        const h = new Uint32Array(LAT_BINS);
+        for (let i = 0; i < pairs.length; i += 2) {
+          const bin = pairs[i];
+          if (!count(bin) || bin >= LAT_BINS || !count(pairs[i + 1])) bad("latency");
+          h[bin] = pairs[i + 1]!;
+        }
+        b.latency.set(t, h);
+      }
+      if (!Array.isArray(ids) || !Array.isArray(g) || g.length !== ids.length * 3) bad("groups");
+      for (let i = 0; i < ids.length; i++) {
+        const [lo, hi, gn] = [g[3 * i], g[3 * i + 1], g[3 * i + 2]];
+        if (typeof ids[i] !== "string" || !finite(lo) || !finite(hi) || !count(gn)) bad("groups");
+        b.groups.set(ids[i]!, [lo, hi, gn]);
+      }
+      out.buckets.set(k, b);
+    }
+    return out;
+  }
 
   add(r: RolloutResult): void {
     this.axis ??= typeof r.trainerStep === "number" ? "step" : "rollout";

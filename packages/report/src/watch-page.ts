@@ -5,7 +5,9 @@ import type { LiveSnapshot } from "./live-series.js";
  * The live dashboard's script (plain ES2017): draws the series with chart.js from the inlined first snapshot, then
  * replaces them with each snapshot the server pushes over SSE (`/events`). The latest rollouts open in a viewer
  * (conversation, reward components, the env's extracted answer beside the gold). Hooks for tests:
- * `body[data-ready]` (`window.benchmaxReadyMs`: when), `body[data-total]` (rollouts drawn), `window.benchmaxCharts`.
+ * `body[data-ready]` (`window.benchmaxReadyMs`: when), `body[data-total]` (rollouts in the table),
+ * `body[data-charted]` (rollouts in the charts last drawn; `window.benchmaxChartedMs` and the performance mark
+ * "benchmax:charted": when, from navigation start), `window.benchmaxCharts`.
  */
 const WATCH_SCRIPT = String.raw`
 (function () {
@@ -44,6 +46,9 @@ const WATCH_SCRIPT = String.raw`
       latSets.push([t + " p95", snap.toolLatency[t].p95, i, true]);
     });
     line("chart-tool-latency", latSets);
+    window.benchmaxChartedMs = performance.now();
+    if (performance.mark) performance.mark("benchmax:charted", { detail: snap.total });
+    document.body.setAttribute("data-charted", String(snap.total));
   }
   function drawTable() {
     document.getElementById("total").textContent = String(snap.total);
@@ -130,13 +135,15 @@ pre { white-space: pre-wrap; word-break: break-word; margin: 2px 0; font: 12px/1
 
 /**
  * The dashboard page, with the first snapshot inlined: the first frame shows the totals and the latest rollouts with
- * no second request; chart.js (`/chart.js`, cached by the browser) is loaded after it and the charts drawn.
+ * no second request; chart.js (`/chart.js`, cached by the browser) is fetched meanwhile (preloaded) and run after it,
+ * and the charts drawn.
  */
 export function renderWatchPage(title: string, snapshot: LiveSnapshot, token: string): string {
   const panel = (id: string, h: string) =>
     `<div class="panel"><h3>${escapeHtml(h)}</h3><div class="chart"><canvas id="${id}"></canvas></div></div>`;
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
+<link rel="preload" as="script" href="/chart.js?token=${encodeURIComponent(token)}"><style>${STYLE}</style></head>
 <body data-token="${escapeHtml(token)}">
 <header><h1>${escapeHtml(title)}</h1><span class="muted"><span id="total">0</span> rollouts · <span id="width"></span></span><span id="status" class="muted">connecting…</span></header>
 <main>

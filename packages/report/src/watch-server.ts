@@ -1,13 +1,14 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { join } from "node:path";
-import { StringDecoder } from "node:string_decoder";
-import { type RolloutResult, UsageError } from "@benchmax/core";
+import { UsageError } from "@benchmax/core";
 import { chartJsSource } from "./chart-library.js";
 import { type FeedSource, feedUrl, followFeed } from "./feed-source.js";
 import { listenLoopback } from "./listen-loopback.js";
 import { LiveSeries } from "./live-series.js";
+import { ResultsTail } from "./results-tail.js";
+import { type CheckpointLoad, loadCheckpoint, saveCheckpoint } from "./series-checkpoint.js";
 import { renderWatchPage } from "./watch-page.js";
 
 export interface WatchOptions {
@@ -21,80 +22,36 @@ export interface WatchOptions {
   passThreshold?: number;
   /** Watching a recording server's URL: its token (else the URL's password, `http://benchmax:TOKEN@host`). */
   serverToken?: string;
+  /**
+   * Watching a run dir: keep the series in a checkpoint beside results.jsonl (series-checkpoint.ts), loaded at start
+   * when it still matches the file, so a restarted watch reads only what was appended since (default true).
+   */
+  checkpoint?: boolean;
+}
+
+/** What a watch of a run dir did before it listened (bench and tests). */
+export interface WatchStartup {
+  /** The checkpoint: "loaded", or why the file was read from the start; "off" when disabled or watching a URL. */
+  checkpoint: CheckpointLoad["status"] | "off";
+  /** Rollouts the loaded checkpoint held. */
+  fromCheckpoint: number;
+  /** Milliseconds spent loading and validating the checkpoint. */
+  checkpointMs: number;
+  /** Rollouts read from results.jsonl before listening (the first MiB past the checkpoint; the rest follows). */
+  readBeforeListen: number;
+  readMs: number;
 }
 
 export interface WatchServer {
   /** The dashboard's address, token included. */
   url: string;
   token: string;
-  series: LiveSeries;
+  /** The series drawn (replaced by a fresh one if results.jsonl shrinks and is read again). */
+  readonly series: LiveSeries;
+  readonly startup: WatchStartup;
+  /** Whether the whole of results.jsonl present at the last poll has been read (always true for a URL). */
+  readonly caughtUp: boolean;
   close(): Promise<void>;
-}
-
-/**
- * Follows a run dir's results.jsonl as it grows (an `eval` in progress, or a `serve --record` directory), a MiB at a
- * time from the last offset, feeding each complete line to `series`. A torn last line waits for its end.
- */
-class Tail {
-  private offset = 0;
-  private carry = "";
-  private readonly decoder = new StringDecoder("utf8");
-  private readonly buf = Buffer.allocUnsafe(1 << 20);
-  constructor(
-    private readonly path: string,
-    private readonly onLine: (r: RolloutResult) => void,
-  ) {}
-
-  /** Whether the last poll stopped at its byte budget with more of the file left. */
-  behind = false;
-
-  /** Read what was appended since the last poll, at most `maxBytes` of it (the rest on the next poll). */
-  poll(maxBytes = Number.POSITIVE_INFINITY): number {
-    this.behind = false;
-    if (!existsSync(this.path)) return 0;
-    const size = statSync(this.path).size;
-    if (size < this.offset) {
-      // truncated or replaced: start again
-      this.offset = 0;
-      this.carry = "";
-    }
-    if (size === this.offset) return 0;
-    const fd = openSync(this.path, "r");
-    let lines = 0;
-    let read = 0;
-    try {
-      for (;;) {
-        if (read >= maxBytes) {
-          this.behind = this.offset < size;
-          break;
-        }
-        const n = readSync(fd, this.buf, 0, this.buf.length, this.offset);
-        if (n === 0) break;
-        read += n;
-        this.offset += n;
-        const text = this.carry + this.decoder.write(this.buf.subarray(0, n));
-        let start = 0;
-        for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
-          const line = text.slice(start, nl).trim();
-          start = nl + 1;
-          if (!line) continue;
-          try {
-            const r = JSON.parse(line) as RolloutResult;
-            if (r && typeof r.taskId === "string" && typeof r.outcome === "string") {
-              this.onLine(r);
-              lines++;
-            }
-          } catch {
-            /* a malformed line is skipped; the run dir's own readers report it */
-          }
-        }
-        this.carry = text.slice(start);
-      }
-    } finally {
-      closeSync(fd);
-    }
-    return lines;
-  }
 }
 
 /** Whether `source` names a recording server (`http(s)://…`) rather than a run dir. */
@@ -116,15 +73,53 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
   }
   const token = options.token ?? randomBytes(16).toString("hex");
   const tokenBytes = Buffer.from(token);
-  const series = new LiveSeries(options.passThreshold ?? 1);
+  const passThreshold = options.passThreshold ?? 1;
+  const startup: WatchStartup = {
+    checkpoint: "off",
+    fromCheckpoint: 0,
+    checkpointMs: 0,
+    readBeforeListen: 0,
+    readMs: 0,
+  };
+  const useCheckpoint = !remote && options.checkpoint !== false;
+  let series = new LiveSeries(passThreshold);
+  let resumeAt = 0;
+  if (useCheckpoint) {
+    const t = performance.now();
+    const cp = loadCheckpoint(dir, passThreshold);
+    startup.checkpoint = cp.status;
+    if (cp.series) {
+      series = cp.series;
+      resumeAt = cp.offset;
+      startup.fromCheckpoint = cp.series.total;
+    }
+    startup.checkpointMs = performance.now() - t;
+  }
   const clients = new Set<ServerResponse>();
-  let sentVersion = series.version;
+  let sentVersion = -1;
   let closed = false;
   const push = () => {
     if (series.version === sentVersion || clients.size === 0) return;
     sentVersion = series.version;
     const msg = `data: ${JSON.stringify(series.snapshot())}\n\n`;
     for (const c of clients) c.write(msg);
+  };
+  // the checkpoint is saved every CHECKPOINT_BYTES read while catching up, on catching up, then at most every
+  // CHECKPOINT_MS while the file grows, and on close
+  const CHECKPOINT_BYTES = 64 << 20;
+  const CHECKPOINT_MS = 30_000;
+  let savedOffset = resumeAt;
+  let savedAt = 0;
+  let caughtUpOnce = false;
+  const checkpoint = (force: boolean) => {
+    if (!useCheckpoint || !tail || tail.committed === savedOffset) return;
+    const due =
+      force ||
+      tail.committed - savedOffset >= CHECKPOINT_BYTES ||
+      (!tail.behind && (!caughtUpOnce || performance.now() - savedAt >= CHECKPOINT_MS));
+    if (!due) return;
+    if (saveCheckpoint(dir, series, tail.committed)) savedOffset = tail.committed;
+    savedAt = performance.now();
   };
   // a large file is read a slice per turn of the event loop, so the page is served (with what is read so far) while
   // the rest comes in; each slice's rollouts reach open pages at the next push
@@ -134,6 +129,7 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
   const catchUp = () => {
     if (closed || !tail) return;
     tail.poll(SLICE);
+    checkpoint(false);
     if (performance.now() - lastPush > 1000) {
       lastPush = performance.now();
       push();
@@ -141,6 +137,7 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
     if (tail.behind) setImmediate(catchUp);
     else {
       catching = false;
+      caughtUpOnce = true;
       push();
     }
   };
@@ -149,7 +146,7 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
     catching = true;
     catchUp();
   };
-  let tail: Tail | undefined;
+  let tail: ResultsTail | undefined;
   let feed: FeedSource | undefined;
   let timer: NodeJS.Timeout | undefined;
   if (remote) {
@@ -169,8 +166,22 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
       { ...(options.serverToken ? { token: options.serverToken } : {}) },
     );
   } else {
-    tail = new Tail(join(dir, "results.jsonl"), (r) => series.add(r));
+    tail = new ResultsTail(
+      join(dir, "results.jsonl"),
+      (r) => series.add(r),
+      resumeAt,
+      () => {
+        // the file shrank: what was drawn is dropped, and so is the checkpoint's offset
+        series = new LiveSeries(passThreshold);
+        sentVersion = -1;
+        savedOffset = -1;
+      },
+    );
+    const t = performance.now();
+    const before = series.total;
     kick();
+    startup.readBeforeListen = series.total - before;
+    startup.readMs = performance.now() - t;
     timer = setInterval(kick, options.pollMs ?? 500);
     timer.unref();
   }
@@ -232,10 +243,18 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
   return {
     url: `http://127.0.0.1:${port}/?token=${token}`,
     token,
-    series,
+    get series() {
+      return series;
+    },
+    startup,
+    get caughtUp() {
+      return !catching && !tail?.behind;
+    },
     async close() {
+      if (closed) return;
       closed = true;
       clearInterval(timer);
+      checkpoint(true);
       feed?.close();
       clearInterval(heartbeat);
       for (const c of clients) c.end();

@@ -1,0 +1,227 @@
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { RolloutResult } from "@benchmax/core";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { LiveSeries, MAX_POINTS } from "./live-series.js";
+import { ResultsTail } from "./results-tail.js";
+import { CHECKPOINT_FILE, loadCheckpoint, saveCheckpoint } from "./series-checkpoint.js";
+import { startWatch, type WatchServer } from "./watch-server.js";
+
+/** A SkyRL-style recorded rollout: groups of 4 per step, an env_error now and then, tool latencies, non-ASCII text. */
+function row(i: number): RolloutResult {
+  const step = Math.floor(i / 16);
+  const reward = (i * 7919) % 10 < 4 + (step % 5) ? 1 : 0.25 * (i % 3);
+  const err = i % 31 === 0;
+  return {
+    taskId: `t${Math.floor(i / 4) % 50}`,
+    rolloutId: `r${i}`,
+    groupId: `g${Math.floor(i / 4)}`,
+    sample: i % 4,
+    attempt: 0,
+    outcome: err ? "env_error" : i % 13 === 0 ? "truncated" : "completed",
+    ...(err ? { error: "reward failed" } : { reward, rewards: { correct: reward, format: (i % 7) / 7 } }),
+    turns: 2,
+    toolCalls: 1 + (i % 3),
+    toolErrors: 0,
+    durationMs: 5,
+    toolLatencyMs: { [`tool${i % 5}`]: [0.5 + (i % 40), 3 * (i % 11)] },
+    messages: [
+      { role: "user", content: `What is ${i} + 1? — ü` },
+      { role: "assistant", content: `<answer>${"é".repeat(i % 9)}${i + 1}</answer>` },
+    ],
+    trainerStep: step,
+  } as RolloutResult;
+}
+const lines = (from: number, to: number) => {
+  let s = "";
+  for (let i = from; i < to; i++) s += `${JSON.stringify(row(i))}\n`;
+  return s;
+};
+
+/** The series a watch that never stopped would hold: every line of the file, from the start. */
+function fullScan(path: string, passThreshold = 1): LiveSeries {
+  const s = new LiveSeries(passThreshold);
+  new ResultsTail(path, (r) => s.add(r)).poll();
+  return s;
+}
+
+let dir: string;
+let path: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "benchmax-checkpoint-"));
+  path = join(dir, "results.jsonl");
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Read `path` into a fresh series and save a checkpoint at the last complete line. */
+function checkpointNow(passThreshold = 1): { series: LiveSeries; offset: number } {
+  const series = new LiveSeries(passThreshold);
+  const tail = new ResultsTail(path, (r) => series.add(r));
+  tail.poll();
+  expect(saveCheckpoint(dir, series, tail.committed)).toBe(true);
+  return { series, offset: tail.committed };
+}
+
+describe("LiveSeries state", () => {
+  it("round-trips through JSON: the same snapshot, and the same series after more rollouts (coarsening included)", () => {
+    const a = new LiveSeries(1);
+    for (let i = 0; i < 3000; i++) a.add(row(i));
+    const b = LiveSeries.fromState(JSON.parse(JSON.stringify(a.toState())));
+    expect(b.snapshot()).toEqual(a.snapshot());
+    // 3000 rollouts span 188 steps; 12,000 more pass MAX_POINTS steps, so buckets merge after the restore
+    for (let i = 3000; i < 15_000; i++) {
+      a.add(row(i));
+      b.add(row(i));
+    }
+    expect(a.snapshot().width).toBeGreaterThan(1);
+    expect(a.snapshot().x.length).toBeLessThanOrEqual(MAX_POINTS);
+    expect(b.snapshot()).toEqual(a.snapshot());
+  });
+
+  it("refuses a state of another shape or with values out of range", () => {
+    const a = new LiveSeries(1);
+    for (let i = 0; i < 50; i++) a.add(row(i));
+    const good = JSON.parse(JSON.stringify(a.toState()));
+    const broken = [
+      { ...good, v: 2 },
+      { ...good, width: 3 },
+      { ...good, buckets: [[...good.buckets[0].slice(0, 12)]] },
+      { ...good, buckets: [[0, -1, ...good.buckets[0].slice(2)]] },
+      { ...good, latest: [{ rolloutId: 1 }] },
+      { ...good, buckets: [good.buckets[0].map((x: unknown, i: number) => (i === 10 ? { tool0: [999, 1] } : x))] },
+      null,
+    ];
+    for (const s of broken) expect(() => LiveSeries.fromState(s)).toThrow(/series state/);
+  });
+});
+
+describe("the watch checkpoint (watch-series.json)", () => {
+  it("is absent at first: the file is read from the start", () => {
+    writeFileSync(path, lines(0, 10));
+    expect(loadCheckpoint(dir, 1)).toEqual({ offset: 0, status: "none" });
+  });
+
+  it("appended: loads, reads on from its offset, and ends equal to a full read (a torn line at save time included)", () => {
+    writeFileSync(path, lines(0, 500));
+    // a line half written when the checkpoint is taken: the checkpoint stops before it
+    const next = lines(500, 501);
+    appendFileSync(path, next.slice(0, 40));
+    const { offset } = checkpointNow();
+    expect(offset).toBe(Buffer.byteLength(lines(0, 500)));
+    appendFileSync(path, next.slice(40) + lines(501, 900));
+
+    const cp = loadCheckpoint(dir, 1);
+    expect(cp.status).toBe("loaded");
+    expect(cp.offset).toBe(offset);
+    const series = cp.series!;
+    expect(series.total).toBe(500);
+    let read = 0;
+    new ResultsTail(
+      path,
+      (r) => {
+        series.add(r);
+        read++;
+      },
+      cp.offset,
+    ).poll();
+    expect(read).toBe(400);
+    expect(series.snapshot()).toEqual(fullScan(path).snapshot());
+  });
+
+  it("truncated below its offset: stale, read again", () => {
+    writeFileSync(path, lines(0, 300));
+    checkpointNow();
+    writeFileSync(path, lines(0, 100));
+    expect(loadCheckpoint(dir, 1)).toEqual({ offset: 0, status: "stale" });
+  });
+
+  it("rewritten with other rows (as long, or longer): stale, read again", () => {
+    writeFileSync(path, lines(0, 300));
+    const { offset } = checkpointNow();
+    // same length, one byte changed near the end (the probe before the offset)
+    const text = readFileSync(path, "utf8");
+    const at = text.lastIndexOf('"rolloutId":"r29');
+    writeFileSync(path, `${text.slice(0, at)}"rolloutId":"x29${text.slice(at + 16)}`);
+    expect(Buffer.byteLength(readFileSync(path))).toBe(offset);
+    expect(loadCheckpoint(dir, 1).status).toBe("stale");
+    // a different run in its place: its first bytes differ
+    writeFileSync(path, lines(1, 1000));
+    expect(loadCheckpoint(dir, 1).status).toBe("stale");
+    // results.jsonl gone
+    rmSync(path);
+    expect(loadCheckpoint(dir, 1).status).toBe("stale");
+  });
+
+  it("damaged, or made with another pass threshold: not used", () => {
+    writeFileSync(path, lines(0, 200));
+    checkpointNow(0.5);
+    expect(loadCheckpoint(dir, 1).status).toBe("other-settings");
+    expect(loadCheckpoint(dir, 0.5).status).toBe("loaded");
+    const raw = readFileSync(join(dir, CHECKPOINT_FILE), "utf8");
+    writeFileSync(join(dir, CHECKPOINT_FILE), raw.slice(0, raw.length / 2));
+    expect(loadCheckpoint(dir, 0.5).status).toBe("unreadable");
+    writeFileSync(join(dir, CHECKPOINT_FILE), JSON.stringify({ ...JSON.parse(raw), offset: -5 }));
+    expect(loadCheckpoint(dir, 0.5).status).toBe("unreadable");
+  });
+});
+
+describe("startWatch with a checkpoint", () => {
+  const open: WatchServer[] = [];
+  afterEach(async () => {
+    for (const w of open.splice(0)) await w.close();
+  });
+  async function watch(opts: Parameters<typeof startWatch>[1] = {}) {
+    const w = await startWatch(dir, { pollMs: 20, ...opts });
+    open.push(w);
+    return w;
+  }
+  async function until(ok: () => boolean) {
+    for (let i = 0; i < 2000 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(ok()).toBe(true);
+  }
+
+  it("a restarted watch loads the checkpoint, reads only what was appended, and draws what a full read draws", async () => {
+    writeFileSync(path, lines(0, 2000));
+    const first = await watch();
+    expect(first.startup.checkpoint).toBe("none");
+    await until(() => first.caughtUp && first.series.total === 2000);
+    await first.close();
+    expect(existsSync(join(dir, CHECKPOINT_FILE))).toBe(true);
+
+    appendFileSync(path, lines(2000, 2600));
+    const second = await watch();
+    expect(second.startup).toMatchObject({ checkpoint: "loaded", fromCheckpoint: 2000, readBeforeListen: 600 });
+    await until(() => second.caughtUp && second.series.total === 2600);
+    const cold = await watch({ checkpoint: false });
+    await until(() => cold.caughtUp && cold.series.total === 2600);
+    expect(cold.startup.checkpoint).toBe("off");
+    expect(second.series.snapshot()).toEqual(cold.series.snapshot());
+    const page = (await (await fetch(second.url.replace("/?", "/snapshot?"))).json()) as { total: number };
+    expect(page.total).toBe(2600);
+  });
+
+  it("a file that shrinks while watched is read again from the start (nothing counted twice)", async () => {
+    writeFileSync(path, lines(0, 400));
+    const w = await watch();
+    await until(() => w.caughtUp && w.series.total === 400);
+    writeFileSync(path, lines(0, 150));
+    await until(() => w.caughtUp && w.series.total === 150);
+    expect(w.series.snapshot()).toEqual(fullScan(path).snapshot());
+    await w.close();
+    // the checkpoint now describes the shorter file
+    expect(loadCheckpoint(dir, 1)).toMatchObject({ status: "loaded", offset: Buffer.byteLength(lines(0, 150)) });
+  });
+
+  it("a stale checkpoint is ignored: the restarted watch reads the new file whole", async () => {
+    writeFileSync(path, lines(0, 300));
+    const first = await watch();
+    await until(() => first.caughtUp && first.series.total === 300);
+    await first.close();
+    writeFileSync(path, lines(5, 305));
+    const second = await watch();
+    expect(second.startup.checkpoint).toBe("stale");
+    await until(() => second.caughtUp && second.series.total === 300);
+    expect(second.series.snapshot()).toEqual(fullScan(path).snapshot());
+  });
+});
