@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type CallToolResult, ErrorCode, McpError, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { describeEndpoint, type McpEndpoint } from "./endpoint.js";
+import { perRequestSignalFetch } from "./per-request-signal.js";
 
 export interface ConnectOptions {
   /** Label used in errors (the server's name in the env). */
@@ -67,6 +68,8 @@ export class McpConnection {
           })
         : new StreamableHTTPClientTransport(new URL(endpoint.url), {
             requestInit: endpoint.headers ? { headers: endpoint.headers } : undefined,
+            // a signal per request: no abort listener per call left on the transport's long-lived signal
+            fetch: perRequestSignalFetch,
           });
     const conn = new McpConnection(endpoint, transport, label, options.clientName ?? "benchmax");
     const timeout = options.startTimeoutMs ?? 10_000;
