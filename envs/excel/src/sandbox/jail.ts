@@ -19,7 +19,7 @@
  * The network namespace has only a down loopback. No workspace, package folder or gold file exists in the jail; the
  * workbook comes in and goes out as bytes over the pipe (no host path is writable from inside).
  */
-import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   chmodSync,
@@ -36,6 +36,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { bindLines, LIB_DIRS, q } from "./bind-lines.js";
 import { JailCgroup } from "./cgroup.js";
+import { type JailProcess, spawnJailProcess } from "./spawner.js";
 
 export interface JailSpec {
   /** Host paths (files or folders) bound read-only at the same path inside the jail. */
@@ -208,7 +209,7 @@ export function jailAvailable(): { ok: boolean; reason: string } {
 
 /** A started jail: its host-side process (stdin/stdout/stderr pipes) and its memory group, if any. */
 export interface SpawnedJail {
-  child: ChildProcessWithoutNullStreams;
+  child: JailProcess;
   cgroup?: JailCgroup;
 }
 
@@ -217,10 +218,8 @@ export function spawnJail(spec: JailSpec): SpawnedJail {
   const cgroup = JailCgroup.create(spec.memoryMb);
   const chain = [...privDrop(), "unshare", ...UNSHARE, ...BASH, script(spec, mountPoint())];
   const argv = cgroup ? ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', cgroup.procsFile, ...chain] : chain;
-  const child = spawn(argv[0]!, argv.slice(1), {
-    stdio: ["pipe", "pipe", "pipe"],
-    env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
-  });
+  // from a small helper process (spawner.ts): a fork of the env process itself costs in proportion to its memory
+  const child = spawnJailProcess(argv, { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" });
   if (cgroup) child.once("exit", () => cgroup.remove());
   return { child, cgroup };
 }
