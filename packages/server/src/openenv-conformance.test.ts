@@ -182,6 +182,21 @@ describe("EnvClient over /ws", () => {
     expect(badSeed).toMatchObject({ type: "error", data: { code: "VALIDATION_ERROR" } });
   });
 
+  it("MCPToolClient's sync example: call_tool with no reset starts the session's episode; an answer needs a reset", async () => {
+    const s = await start();
+    const ask = await wsSession(`${s.url.replace("http", "ws")}/ws`);
+    const answer = await ask({ type: "step", data: { type: "message", content: "<answer>5</answer>" } });
+    expect(answer).toMatchObject({ type: "error", data: { code: "SESSION_ERROR" } });
+    const ok = await ask({ type: "step", data: { type: "call_tool", tool_name: "add", arguments: { a: 2, b: 5 } } });
+    expect(ok.data.observation.result.data).toBe("7");
+    const st = await ask({ type: "state" });
+    expect(st.data).toMatchObject({ step_count: 1, tool_calls: 1, done: false });
+    expect(typeof st.data.episode_id).toBe("string");
+    // the same episode goes on: a second call counts on it
+    await ask({ type: "step", data: { type: "call_tool", tool_name: "add", arguments: { a: 1, b: 1 } } });
+    expect((await ask({ type: "state" })).data).toMatchObject({ episode_id: st.data.episode_id, tool_calls: 2 });
+  });
+
   it("call_tool answers CallToolObservation: the tool's own error text in result, framework errors typed", async () => {
     const s = await start();
     const ask = await wsSession(`${s.url.replace("http", "ws")}/ws`);

@@ -132,6 +132,11 @@ export function attachWebSocket(
             if (!r && action && typeof action === "object" && action.type === "list_tools") {
               return reply("observation", listToolsResult(service.env));
             }
+            // OpenEnv's MCPToolClient calls tools with no reset (its sync example): the session's episode starts
+            // on the default task, as a `{"type": "mcp"}` tools/call does; an answer still needs a reset
+            if (!r && action && typeof action === "object" && action.type === "call_tool") {
+              return reply("observation", await stepRollout(service, await caller.startSession!(), msg.data));
+            }
             if (!r) throw sessionError("no episode in this session: send reset first");
             if (r.released && !r.done) throw sessionError("the episode expired: send reset");
             const out = await stepRollout(service, r, msg.data);
