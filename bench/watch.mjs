@@ -1,12 +1,28 @@
 #!/usr/bin/env node
 import { fork } from "node:child_process";
 // Issue 25: `benchmax watch` on a run of 1,000,000 recorded rollouts (SkyRL-style: trainer step, groups of 8, short
-// conversations). Measures in headless Chromium the dashboard's first paint (navigation start → first contentful
-// paint, and → body[data-ready] with charts drawn), the time until all 1M rollouts are drawn, and how long a rollout
-// appended afterwards takes to reach the open page. Goals: first paint ≤ 1000 ms, a new rollout ≤ 2000 ms. Prints
-// one JSON line on stdout.
+// conversations), in headless Chromium. "First paint" here is the reward curve drawn with every recorded rollout in it
+// (body[data-charted] = the file's row count; the page's own performance.now() from navigation start), not an empty
+// shell. Three cases, each labelled:
+//   cold     - no checkpoint: the watch must read the whole file before the curve holds every rollout;
+//   running  - a second page on a watch that has read the file (the server was already running);
+//   restart  - a fresh watch process on the run after 1,000 more rows were recorded: it loads its checkpoint
+//              (watch-series.json), reads the appended rows, then listens. This one carries the goal (<= 1000 ms);
+//              the process's own start (Node, imports, checkpoint, appended rows) is reported beside it.
+// Also: a rollout appended while a page is open reaches it (goal <= 2000 ms). Prints one JSON line on stdout.
 // bench-timeout-s: 600
-import { appendFileSync, closeSync, existsSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -67,52 +83,163 @@ async function main() {
   const { chromium } = require("playwright-core");
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
   // the watcher runs in a process of its own, as `benchmax watch` does (the browser driver here shares no event loop)
-  const t0 = performance.now();
-  const child = fork(fileURLToPath(import.meta.url), ["--child", dir], {
-    stdio: ["ignore", "ignore", "inherit", "ipc"],
-  });
-  const w = await new Promise((res) => child.once("message", res));
-  try {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    await page.goto(w.url);
-    await page.waitForSelector("body[data-ready]");
-    const paint = await page.evaluate(() => {
+  const startChild = async (runDir = dir) => {
+    const child = fork(fileURLToPath(import.meta.url), ["--child", runDir], {
+      stdio: ["ignore", "ignore", "inherit", "ipc"],
+    });
+    const msg = await new Promise((res) => child.once("message", res));
+    return { child, ...msg };
+  };
+  const stopChild = async (child) => {
+    const done = new Promise((res) => child.once("message", res));
+    child.send("close");
+    await done;
+    child.kill();
+  };
+  /** A page in a fresh browser context (nothing cached): navigation → the reward curve drawn with `total` rollouts. */
+  const openPage = async (url, total) => {
+    const ctx = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+    const page = await ctx.newPage();
+    const navAt = performance.now();
+    await page.goto(url);
+    await page.waitForSelector(`body[data-charted="${total}"]`, { timeout: 590_000 });
+    const m = await page.evaluate(() => {
       const fcp = performance.getEntriesByName("first-contentful-paint")[0];
       const nav = performance.getEntriesByType("navigation")[0];
       return {
         responseStartMs: Math.round(nav.responseStart),
         responseEndMs: Math.round(nav.responseEnd),
-        domInteractiveMs: Math.round(nav.domInteractive),
         fcpMs: fcp ? Math.round(fcp.startTime) : null,
         readyMs: Math.round(globalThis.benchmaxReadyMs),
-        drawn: Number(document.body.getAttribute("data-total")),
+        chartedMs: Math.round(globalThis.benchmaxChartedMs),
+        points: globalThis.benchmaxCharts["chart-reward"].data.labels.length,
+        libraryMs: Math.round(performance.getEntriesByName("benchmax:chart-library")[0]?.startTime ?? -1),
+        libraryFetchedMs: Math.round(
+          performance.getEntriesByType("resource").find((e) => e.name.includes("/chart.js"))?.responseEnd ?? -1,
+        ),
       };
     });
-    log(
-      `first paint ${paint.fcpMs} ms (response ${paint.responseStartMs}–${paint.responseEndMs} ms, DOM interactive ${paint.domInteractiveMs} ms), ready ${paint.readyMs} ms with ${paint.drawn} rollouts drawn`,
-    );
-    await page.waitForSelector(`body[data-total="${N}"]`, { timeout: 600_000 });
-    const allMs = Math.round(performance.now() - t0);
-    const points = await page.evaluate(() => globalThis.benchmaxCharts["chart-reward"].data.labels.length);
-    // one more rollout appended: how long until the open page shows it (SSE push after the next poll)
+    return { ctx, page, navAt, ...m };
+  };
+  const ms = (x) => Math.round(x);
+  let child;
+  try {
+    // cold: no checkpoint, the whole file is read (the page is served at once and fills as the file is read)
+    const t0 = performance.now();
+    const cold = await startChild();
+    child = cold.child;
+    const coldPage = await openPage(cold.url, N);
+    const coldAllMs = ms(performance.now() - t0);
+    log(`cold: all ${N} drawn ${coldAllMs} ms after the watch started (checkpoint ${cold.startup.checkpoint})`);
+    await coldPage.ctx.close();
+
+    // running: the watch has read the file; a new page
+    const running = await openPage(cold.url, N);
+    log(`running: charted with ${N} at ${running.chartedMs} ms (FCP ${running.fcpMs} ms)`);
+
+    // a rollout appended while the page is open (SSE push after the next poll)
     const t1 = performance.now();
     appendFileSync(path, line(N));
-    await page.waitForSelector(`body[data-total="${N + 1}"]`, { timeout: 30_000 });
-    const newMs = Math.round(performance.now() - t1);
+    await running.page.waitForSelector(`body[data-total="${N + 1}"]`, { timeout: 30_000 });
+    const newMs = ms(performance.now() - t1);
+    await running.ctx.close();
+    await stopChild(child);
+    child = undefined;
+    const cpBytes = statSync(join(dir, "watch-series.json")).size;
+
+    // restart: 1,000 more rollouts recorded while nobody watched, then a fresh watch process
+    const APPENDED = 1000;
+    let more = "";
+    for (let i = N + 1; i < N + 1 + APPENDED; i++) more += line(i);
+    appendFileSync(path, more);
+    const TOTAL = N + 1 + APPENDED;
+    const t2 = performance.now();
+    const warm = await startChild();
+    child = warm.child;
+    const listenMs = ms(performance.now() - t2);
+    const restart = await openPage(warm.url, TOTAL);
+    // the page's clock starts at its navigation: fork → navigation (this script's clock) + navigation → curve
+    const restartAllMs = ms(restart.navAt - t2 + restart.chartedMs);
+    const st = warm.startup;
+    log(
+      `restart: checkpoint ${st.checkpoint} (${st.fromCheckpoint} rollouts, ${ms(st.checkpointMs)} ms, ${cpBytes} bytes), ${st.readBeforeListen} appended rows read in ${ms(st.readMs)} ms; listening ${listenMs} ms after fork (process's own clock ${ms(warm.listeningMs)} ms); page charted with ${TOTAL} at ${restart.chartedMs} ms (response ${restart.responseStartMs}–${restart.responseEndMs} ms, FCP ${restart.fcpMs} ms)`,
+    );
+    await restart.ctx.close();
+
+    // same-run baseline: the same page for a run of SMALL rollouts (a watch of its own), alternated with more loads
+    // of the restarted 1M watch; each figure is the median of its loads
+    const SMALL = 1000;
+    const small = join(dir, "small");
+    mkdirSync(small);
+    let smallText = "";
+    for (let i = 0; i < SMALL; i++) smallText += line(i);
+    writeFileSync(join(small, "results.jsonl"), smallText);
+    const base = await startChild(small);
+    const bigMs = [restart.chartedMs];
+    const smallMs = [];
+    try {
+      for (let k = 0; k < 3; k++) {
+        const b = await openPage(base.url, SMALL);
+        smallMs.push(b.chartedMs);
+        await b.ctx.close();
+        if (k === 2) break;
+        const r = await openPage(warm.url, TOTAL);
+        bigMs.push(r.chartedMs);
+        await r.ctx.close();
+      }
+    } finally {
+      base.child.kill();
+    }
+    const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const paintMs = median(bigMs);
+    const baseMs = median(smallMs);
+    log(
+      `page loads, navigation → reward curve: ${TOTAL} rollouts ${bigMs.join(", ")} ms; ${SMALL} rollouts ${smallMs.join(", ")} ms`,
+    );
     const load1 = (await import("node:os")).loadavg()[0].toFixed(1);
-    const note = `${N} rollouts; ${paint.drawn} drawn at first paint, ${points} points per curve; the page's response ${paint.responseStartMs}–${paint.responseEndMs} ms; load average ${load1}`;
+    const note = `${restart.points} points per curve; load average ${load1} on this machine`;
     const figures = [
       {
         id: "watch.first_paint_ms",
-        label: `dashboard first contentful paint, ${N} recorded rollouts`,
-        value: paint.fcpMs ?? -1,
+        label: `restart: navigation → reward curve drawn with all ${TOTAL} rollouts, median of ${bigMs.length} page loads (${bigMs.join(", ")} ms; the first right after a fresh watch process loaded its checkpoint of ${st.fromCheckpoint} in ${ms(st.checkpointMs)} ms and read ${st.readBeforeListen} appended rows in ${ms(st.readMs)} ms, before it listened)`,
+        value: paintMs,
+        baseline: { label: `the same page for a run of ${SMALL} rollouts (median of 3 loads)`, value: baseMs },
+        ratio: Number((paintMs / baseMs).toFixed(2)),
         unit: "ms",
         goal: "<= 1000",
-        pass: paint.fcpMs !== null && paint.fcpMs <= 1000,
-        note,
+        pass: paintMs <= 1000,
+        note: `in the page: response ${restart.responseStartMs}–${restart.responseEndMs} ms, first contentful paint ${restart.fcpMs} ms, chart.js fetched ${restart.libraryFetchedMs} ms and run ${restart.libraryMs} ms, reward curve ${restart.chartedMs} ms, all charts ${restart.readyMs} ms; ${note}`,
       },
-      { id: "watch.ready_ms", label: "charts drawn (body[data-ready])", value: paint.readyMs, unit: "ms", note },
-      { id: "watch.all_drawn_ms", label: `all ${N} rollouts read and drawn`, value: allMs, unit: "ms" },
+      {
+        id: "watch.restart_listen_ms",
+        label:
+          "restart: fork of the watch process → listening (Node start, imports, checkpoint load, appended rows read)",
+        value: listenMs,
+        unit: "ms",
+        note: `checkpoint watch-series.json ${cpBytes} bytes`,
+      },
+      {
+        id: "watch.restart_to_paint_ms",
+        label: `restart: fork of the watch process → the first page's reward curve drawn with all ${TOTAL} rollouts (navigated once it listened)`,
+        value: restartAllMs,
+        unit: "ms",
+      },
+      {
+        id: "watch.running_first_paint_ms",
+        label: `watch already running (file read): navigation → reward curve drawn with all ${N} rollouts`,
+        value: running.chartedMs,
+        unit: "ms",
+        goal: "<= 1000",
+        pass: running.chartedMs <= 1000,
+        note: `first contentful paint ${running.fcpMs} ms, chart.js fetched ${running.libraryFetchedMs} ms and run ${running.libraryMs} ms, all charts ${running.readyMs} ms`,
+      },
+      {
+        id: "watch.cold_all_drawn_ms",
+        label: `cold (no checkpoint): watch start → reward curve drawn with all ${N} rollouts (the whole file read and parsed)`,
+        value: coldAllMs,
+        unit: "ms",
+        note: `first contentful paint ${coldPage.fcpMs} ms with part of the file read; ${note}`,
+      },
       {
         id: "watch.new_rollout_ms",
         label: "a rollout appended to results.jsonl reaches the open page (SSE)",
@@ -124,7 +251,7 @@ async function main() {
     ];
     console.log(JSON.stringify({ area: "watch", figures }));
   } finally {
-    child.kill();
+    child?.kill();
     await browser.close();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -133,5 +260,9 @@ async function main() {
 if (process.argv[2] === "--child") {
   const { startWatch } = await import("@benchmax/report");
   const w = await startWatch(process.argv[3], { pollMs: 250 });
-  process.send?.({ url: w.url });
+  process.send?.({ url: w.url, startup: w.startup, listeningMs: performance.now() });
+  process.on("message", async () => {
+    await w.close();
+    process.send?.("closed");
+  });
 } else await main();

@@ -44,6 +44,21 @@ interface Bucket {
   latency: Map<string, Uint32Array>;
   /** group id → [min, max, n] of its scored rewards inside this bucket. */
   groups: Map<string, [number, number, number]>;
+  /**
+   * A restored bucket's groups, as saved (ids, and [lo, hi, n] flattened), until something needs them as a Map
+   * (`groupsOf`): restoring 1M rollouts' groups stays an array copy, and most old buckets are never touched again.
+   */
+  packed?: { ids: string[]; g: number[] };
+}
+
+/** The bucket's groups as a Map (unpacking a restored bucket's arrays the first time). */
+function groupsOf(b: Bucket): Map<string, [number, number, number]> {
+  if (b.packed) {
+    const { ids, g } = b.packed;
+    for (let i = 0; i < ids.length; i++) b.groups.set(ids[i]!, [g[3 * i]!, g[3 * i + 1]!, g[3 * i + 2]!]);
+    b.packed = undefined;
+  }
+  return b.groups;
 }
 
 const newBucket = (): Bucket => ({
@@ -77,7 +92,7 @@ function merge(a: Bucket, b: Bucket): Bucket {
       if (!cur) out.latency.set(t, h.slice());
       else for (let i = 0; i < LAT_BINS; i++) cur[i]! += h[i]!;
     }
-    for (const [g, [lo, hi, n]] of x.groups) {
+    for (const [g, [lo, hi, n]] of groupsOf(x)) {
       const cur = out.groups.get(g);
       out.groups.set(g, cur ? [Math.min(cur[0], lo), Math.max(cur[1], hi), cur[2] + n] : [lo, hi, n]);
     }
@@ -208,8 +223,9 @@ export class LiveSeries {
           for (let i = 0; i < LAT_BINS; i++) if (h[i]) pairs.push(i, h[i]!);
           latency[t] = pairs;
         }
-        const ids: string[] = [];
-        const g: number[] = [];
+        // a packed bucket's Map is empty (groupsOf unpacks before any group is added)
+        const ids: string[] = b.packed ? b.packed.ids.slice() : [];
+        const g: number[] = b.packed ? b.packed.g.slice() : [];
         for (const [id, [lo, hi, n]] of b.groups) {
           ids.push(id);
           g.push(lo, hi, n);
@@ -285,8 +301,8 @@ export class LiveSeries {
       for (let i = 0; i < ids.length; i++) {
         const [lo, hi, gn] = [g[3 * i], g[3 * i + 1], g[3 * i + 2]];
         if (typeof ids[i] !== "string" || !finite(lo) || !finite(hi) || !count(gn)) bad("groups");
-        b.groups.set(ids[i]!, [lo, hi, gn]);
       }
+      if (ids.length) b.packed = { ids, g };
       out.buckets.set(k, b);
     }
     return out;
@@ -328,8 +344,9 @@ export class LiveSeries {
       b.rewardSum += x;
       if (x >= this.passThreshold - EPS) b.passes++;
       for (const [k, v] of Object.entries(r.rewards ?? {})) b.components[k] = (b.components[k] ?? 0) + v;
-      const g = b.groups.get(r.groupId);
-      b.groups.set(r.groupId, g ? [Math.min(g[0], x), Math.max(g[1], x), g[2] + 1] : [x, x, 1]);
+      const groups = groupsOf(b);
+      const g = groups.get(r.groupId);
+      groups.set(r.groupId, g ? [Math.min(g[0], x), Math.max(g[1], x), g[2] + 1] : [x, x, 1]);
     }
     this.latest.push({
       rolloutId: r.rolloutId,
@@ -382,6 +399,12 @@ export class LiveSeries {
           if (n < 2) continue;
           multi++;
           if (hi - lo <= EPS) flat++;
+        }
+        const g = b.packed?.g ?? [];
+        for (let i = 0; i < g.length; i += 3) {
+          if (g[i + 2]! < 2) continue;
+          multi++;
+          if (g[i + 1]! - g[i]! <= EPS) flat++;
         }
         return multi ? flat / multi : null;
       }),

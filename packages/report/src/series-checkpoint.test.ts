@@ -69,6 +69,7 @@ describe("LiveSeries state", () => {
     for (let i = 0; i < 3000; i++) a.add(row(i));
     const b = LiveSeries.fromState(JSON.parse(JSON.stringify(a.toState())));
     expect(b.snapshot()).toEqual(a.snapshot());
+    expect(b.toState()).toEqual(a.toState());
     // 3000 rollouts span 188 steps; 12,000 more pass MAX_POINTS steps, so buckets merge after the restore
     for (let i = 3000; i < 15_000; i++) {
       a.add(row(i));

@@ -96,6 +96,9 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
     startup.checkpointMs = performance.now() - t;
   }
   const clients = new Set<ServerResponse>();
+  // a snapshot's name: the series' version, and how many times the series was replaced (a shrunk file read again)
+  let epoch = 0;
+  const snapshotName = () => `${epoch}.${series.version}`;
   let sentVersion = -1;
   let closed = false;
   const push = () => {
@@ -104,19 +107,19 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
     const msg = `data: ${JSON.stringify(series.snapshot())}\n\n`;
     for (const c of clients) c.write(msg);
   };
-  // the checkpoint is saved every CHECKPOINT_BYTES read while catching up, on catching up, then at most every
-  // CHECKPOINT_MS while the file grows, and on close
+  // the checkpoint is saved every CHECKPOINT_BYTES read while catching up, then at most every CHECKPOINT_MS while
+  // the file grows, and on close
   const CHECKPOINT_BYTES = 64 << 20;
   const CHECKPOINT_MS = 30_000;
   let savedOffset = resumeAt;
-  let savedAt = 0;
-  let caughtUpOnce = false;
+  // not before CHECKPOINT_MS: a restart's few appended rows are not saved on the way to listening
+  let savedAt = performance.now();
   const checkpoint = (force: boolean) => {
     if (!useCheckpoint || !tail || tail.committed === savedOffset) return;
     const due =
       force ||
       tail.committed - savedOffset >= CHECKPOINT_BYTES ||
-      (!tail.behind && (!caughtUpOnce || performance.now() - savedAt >= CHECKPOINT_MS));
+      (!tail.behind && performance.now() - savedAt >= CHECKPOINT_MS);
     if (!due) return;
     if (saveCheckpoint(dir, series, tail.committed)) savedOffset = tail.committed;
     savedAt = performance.now();
@@ -137,7 +140,6 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
     if (tail.behind) setImmediate(catchUp);
     else {
       catching = false;
-      caughtUpOnce = true;
       push();
     }
   };
@@ -173,6 +175,7 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
       () => {
         // the file shrank: what was drawn is dropped, and so is the checkpoint's offset
         series = new LiveSeries(passThreshold);
+        epoch++;
         sentVersion = -1;
         savedOffset = -1;
       },
@@ -207,7 +210,12 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
     }
     if (url.pathname === "/") {
       sentVersion = Math.min(sentVersion, series.version);
-      const html = renderWatchPage(`benchmax watch — ${remote ? feedUrl(source).host : dir}`, series.snapshot(), token);
+      const html = renderWatchPage(
+        `benchmax watch — ${remote ? feedUrl(source).host : dir}`,
+        series.snapshot(),
+        token,
+        snapshotName(),
+      );
       res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" }).end(html);
       return;
     }
@@ -217,7 +225,8 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
         "cache-control": "no-store",
         connection: "keep-alive",
       });
-      res.write(`data: ${JSON.stringify(series.snapshot())}\n\n`);
+      // a page that inlined the current snapshot is not sent it again
+      if (url.searchParams.get("since") !== snapshotName()) res.write(`data: ${JSON.stringify(series.snapshot())}\n\n`);
       clients.add(res);
       req.on("close", () => clients.delete(res));
       return;
