@@ -45,7 +45,12 @@ async function child(recordDir) {
   const s = await serveEnv(env, { port: 0, token: TOKEN, ...(recordDir ? { record: recordDir } : {}) });
   process.send?.({ port: s.port });
   process.on("message", async (m) => {
-    if (m === "close") {
+    if (m === "cpu") {
+      // what the server has written is part of the round's cost: wait for the recorder's queue before reading
+      await s.recorder?.flush();
+      const u = process.cpuUsage();
+      process.send?.({ cpu: u.user + u.system });
+    } else if (m === "close") {
       await s.close();
       process.send?.({ closed: true, written: s.recorder?.written ?? 0, dropped: s.recorder?.dropped ?? 0 });
     }
@@ -100,22 +105,41 @@ async function episode(agent, port, step) {
   await post(agent, port, `/v1/rollouts/${c.rolloutId}/release`, {}, h);
 }
 
-/** Episodes per second over `ms`, `CONCURRENCY` clients each running episodes back to back. */
-async function load(port, ms, step) {
+/** The server process's CPU time so far (user + system, µs), once its recorder has written what it queued. */
+function cpuOf(c) {
+  return new Promise((resolve) => {
+    const on = (m) => {
+      if (typeof m?.cpu !== "number") return;
+      c.off("message", on);
+      resolve(m.cpu);
+    };
+    c.on("message", on);
+    c.send("cpu");
+  });
+}
+
+/**
+ * One measured round on `server`: `CONCURRENCY` clients each running episodes back to back for `ms`. Returns the
+ * episodes/s and the server process's CPU µs per episode (less sensitive to other jobs on the machine than a rate).
+ */
+async function load(server, ms, step) {
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const cpu0 = await cpuOf(server.c);
   let n = 0;
   const end = performance.now() + ms;
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (performance.now() < end) {
-        await episode(agent, port, step);
+        await episode(agent, server.port, step);
         n++;
       }
     }),
   );
+  const rate = n / ((performance.now() - t0) / 1000);
   agent.destroy();
-  return n / ((performance.now() - t0) / 1000);
+  const cpu1 = await cpuOf(server.c);
+  return { rate, cpuPerEpisode: (cpu1 - cpu0) / n };
 }
 
 /**
@@ -179,15 +203,15 @@ async function main() {
   const plain = await start(undefined);
   const recorded = await start(join(dir, "run"));
   try {
-    await load(plain.port, WARMUP_MS, 0);
-    await load(recorded.port, WARMUP_MS, 0);
+    await load(plain, WARMUP_MS, 0);
+    await load(recorded, WARMUP_MS, 0);
     const a = [];
     const b = [];
     let scrapes = 0;
     let events = 0;
     const watched = async (i) => {
       const stopWatchers = watchers(recorded.port);
-      b.push(await load(recorded.port, MEASURE_MS, i));
+      b.push(await load(recorded, MEASURE_MS, i));
       const w = await stopWatchers();
       scrapes += w.scrapes;
       events += w.events;
@@ -195,13 +219,16 @@ async function main() {
     for (let i = 0; i < ROUNDS; i++) {
       // A B, then B A: neither server always runs on the warmer or the colder half of a round
       if (i % 2 === 0) {
-        a.push(await load(plain.port, MEASURE_MS, i));
+        a.push(await load(plain, MEASURE_MS, i));
         await watched(i);
       } else {
         await watched(i);
-        a.push(await load(plain.port, MEASURE_MS, i));
+        a.push(await load(plain, MEASURE_MS, i));
       }
-      log(`round ${i}: plain ${a.at(-1).toFixed(0)}/s, --record ${b.at(-1).toFixed(0)}/s`);
+      const [x, y] = [a.at(-1), b.at(-1)];
+      log(
+        `round ${i}: plain ${x.rate.toFixed(0)}/s ${x.cpuPerEpisode.toFixed(0)} µs CPU/episode, --record ${y.rate.toFixed(0)}/s ${y.cpuPerEpisode.toFixed(0)} µs CPU/episode`,
+      );
     }
     const med = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
     await stop(plain.c);
@@ -211,9 +238,11 @@ async function main() {
       .filter(Boolean).length;
     // each round's pair ran back to back: the median of the per-round ratios cancels the drift between rounds
     // (JIT warm-up, other jobs on the machine) that a ratio of the two medians keeps
-    const ratio = med(b.map((x, i) => x / a[i]));
+    const ratio = med(b.map((x, i) => x.rate / a[i].rate));
+    const cpuRatio = med(b.map((x, i) => x.cpuPerEpisode / a[i].cpuPerEpisode));
     const load1 = (await import("node:os")).loadavg()[0].toFixed(1);
-    const note = `ratio: median of the per-round ratios; episodes/s: median of ${ROUNDS} alternating rounds of ${MEASURE_MS} ms, ${CONCURRENCY} clients; ${lines} lines recorded (${rec.written} written, ${rec.dropped} dropped); while measured, /metrics scraped ${scrapes} times and ${events} rollouts followed on the feed; load average ${load1}`;
+    const how = `median of ${ROUNDS} alternating rounds of ${MEASURE_MS} ms, ${CONCURRENCY} clients; ratio: median of the per-round ratios; load average ${load1}`;
+    const note = `episodes/s: ${how}; ${lines} lines recorded (${rec.written} written, ${rec.dropped} dropped); while measured, /metrics scraped ${scrapes} times and ${events} rollouts followed on the feed`;
     console.log(
       JSON.stringify({
         area: "record",
@@ -222,13 +251,31 @@ async function main() {
             id: "record.episodes_per_s",
             label:
               "whole episodes/s with serve --record and Prometheus metrics (create, 3 tool calls, reward, release)",
-            value: Number(med(b).toFixed(1)),
+            value: Number(med(b.map((x) => x.rate)).toFixed(1)),
             unit: "episodes/s",
             goal: ">= 0.95 x without --record",
             pass: ratio >= 0.95,
-            baseline: { label: "the same server without --record", value: Number(med(a).toFixed(1)) },
+            baseline: {
+              label: "the same server without --record",
+              value: Number(med(a.map((x) => x.rate)).toFixed(1)),
+            },
             ratio: Number(ratio.toFixed(3)),
             note,
+          },
+          {
+            id: "record.server_cpu_us_per_episode",
+            label:
+              "server process CPU time (user + system) per whole episode with serve --record, metrics scraped and the feed followed",
+            value: Number(med(b.map((x) => x.cpuPerEpisode)).toFixed(1)),
+            unit: "µs/episode",
+            goal: "<= 1.05 x without --record",
+            pass: cpuRatio <= 1.05,
+            baseline: {
+              label: "the same server without --record",
+              value: Number(med(a.map((x) => x.cpuPerEpisode)).toFixed(1)),
+            },
+            ratio: Number(cpuRatio.toFixed(3)),
+            note: `process.cpuUsage() in the server process around each round, read once its recorder has written what it queued; ${how}`,
           },
         ],
       }),

@@ -1,6 +1,7 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { safeEqual } from "./auth.js";
+import type { RecordedBatch } from "./record.js";
 
 /** The path a recording server answers the feed on (GET only). */
 export const RECORD_FEED_PATH = "/v1/record/feed";
@@ -18,6 +19,11 @@ export interface RecordFeedOptions {
   maxClients?: number;
   /** Most bytes read from the file per client per poll (default 1 MiB); the rest follows on the next polls. */
   chunkBytes?: number;
+  /**
+   * The recorder writing `file` (`RolloutRecorder`): each batch it writes goes straight to the clients already at
+   * the file's end, without reading and re-parsing its lines (clients behind catch up from the file).
+   */
+  live?: { subscribe(fn: (batch: RecordedBatch) => void): () => void };
 }
 
 interface Client {
@@ -73,9 +79,11 @@ export class RecordFeed {
   private readonly heartbeat: NodeJS.Timeout;
   private readonly buf: Buffer;
   private closed = false;
+  private readonly unsubscribe?: () => void;
 
   constructor(private readonly options: RecordFeedOptions) {
     this.buf = Buffer.allocUnsafe(options.chunkBytes ?? 1 << 20);
+    this.unsubscribe = options.live?.subscribe((b) => this.publish(b));
     this.timer = setInterval(() => this.pollAll(), options.pollMs ?? 250);
     this.timer.unref();
     this.heartbeat = setInterval(() => {
@@ -176,6 +184,32 @@ export class RecordFeed {
     }
   }
 
+  /**
+   * A batch just written to the file: sent, rendered once, to every client whose cursor is where it begins and that
+   * is not already sending; any other client reads it from the file on its next poll.
+   */
+  private publish(batch: RecordedBatch): void {
+    if (this.closed || this.clients.size === 0) return;
+    let out: string | undefined;
+    for (const c of this.clients) {
+      if (c.busy || c.cursor !== batch.start) continue;
+      if (out === undefined) {
+        out = "";
+        for (let i = 0; i < batch.lines.length; i++)
+          out += `id: ${batch.ends[i]}\nevent: rollout\ndata: ${batch.lines[i]}\n\n`;
+      }
+      c.cursor = batch.ends.at(-1) ?? batch.start;
+      if (!c.res.write(out)) {
+        // a slow client: nothing more is pushed to it until it drains; then it catches up from the file
+        c.busy = true;
+        void drained(c.res).then(() => {
+          c.busy = false;
+          void this.pump(c);
+        });
+      }
+    }
+  }
+
   private pollAll(): void {
     if (this.clients.size === 0) return;
     for (const c of this.clients) if (!c.busy) void this.pump(c);
@@ -221,17 +255,7 @@ export class RecordFeed {
           if (data) out += `id: ${at}\nevent: rollout\ndata: ${data}\n\n`;
         }
         c.cursor += last + 1;
-        if (out && !c.res.write(out)) {
-          await new Promise<void>((resolve) => {
-            const done = () => {
-              c.res.off("drain", done);
-              c.res.off("close", done);
-              resolve();
-            };
-            c.res.on("drain", done);
-            c.res.on("close", done);
-          });
-        }
+        if (out && !c.res.write(out)) await drained(c.res);
       }
     } catch {
       this.clients.delete(c);
@@ -244,9 +268,23 @@ export class RecordFeed {
   /** End every stream and stop polling. */
   close(): void {
     this.closed = true;
+    this.unsubscribe?.();
     clearInterval(this.timer);
     clearInterval(this.heartbeat);
     for (const c of this.clients) c.res.end();
     this.clients.clear();
   }
+}
+
+/** Resolves when `res` drains its buffered output or closes. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
 }

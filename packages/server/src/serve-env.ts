@@ -184,7 +184,9 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
   const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
   const originPolicy = edgePolicy(options);
   const { token, bindHost } = originPolicy;
-  const feed = options.record ? new RecordFeed({ file: `${options.record}/results.jsonl`, token }) : undefined;
+  const feed = options.record
+    ? new RecordFeed({ file: `${options.record}/results.jsonl`, token, ...(recorder ? { live: recorder } : {}) })
+    : undefined;
   const maxBatch = options.maxBatch ?? 64;
   const instance = instanceId();
   let inflight = 0;

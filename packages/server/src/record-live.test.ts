@@ -1,0 +1,144 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Env, RolloutResult } from "@benchmax/core";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { RolloutRecorder, recordLines } from "./record.js";
+import { RECORD_FEED_PATH, RecordFeed } from "./record-feed.js";
+
+const TOKEN = "live-token";
+const env = { name: "live", passThreshold: 1 } as unknown as Env;
+
+const result = (i: number, extra: Partial<RolloutResult> = {}): RolloutResult => ({
+  taskId: `t${i}`,
+  rolloutId: `r${i}`,
+  groupId: `t${i}@0`,
+  sample: 0,
+  attempt: 0,
+  outcome: "completed",
+  turns: 1,
+  toolCalls: 0,
+  toolErrors: 0,
+  durationMs: 1,
+  messages: [{ role: "assistant", content: `answer ${i} ü ✓` }],
+  rewards: { r: i % 2 },
+  reward: i % 2,
+  explain: { extracted: `${i}`, gold: `GOLD-${i}` },
+  trainerStep: 0,
+  ...extra,
+});
+
+let dir: string;
+let rec: RolloutRecorder;
+let feed: RecordFeed;
+let server: Server;
+let base: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "benchmax-record-live-"));
+  rec = new RolloutRecorder(join(dir, "run"), env, { maxQueue: 1000 });
+  // no polling in this test: whatever a caught-up client gets, the recorder pushed
+  feed = new RecordFeed({ file: rec.runDir.resultsPath, token: TOKEN, pollMs: 3_600_000, live: rec });
+  server = createServer((req, res) => feed.handle(req, res));
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  feed.close();
+  await rec.close();
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Follow the feed until `want` rollout events arrived; returns their ids and parsed data, and every byte. */
+async function follow(want: number, query: string, started: () => void) {
+  const ac = new AbortController();
+  const res = await fetch(`${base}${RECORD_FEED_PATH}${query}`, {
+    headers: { authorization: `Bearer ${TOKEN}` },
+    signal: ac.signal,
+  });
+  expect(res.status).toBe(200);
+  started();
+  let raw = "";
+  const dec = new TextDecoder();
+  const events: Array<{ id: number; data: RolloutResult }> = [];
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    raw += dec.decode(chunk, { stream: true });
+    events.length = 0;
+    for (const block of raw.split("\n\n").slice(0, -1)) {
+      const f = Object.fromEntries(
+        block
+          .split("\n")
+          .filter((l) => l.includes(": "))
+          .map((l) => [l.slice(0, l.indexOf(": ")), l.slice(l.indexOf(": ") + 2)]),
+      );
+      if (f.event === "rollout") events.push({ id: Number(f.id), data: JSON.parse(f.data!) });
+    }
+    if (events.length >= want) break;
+  }
+  ac.abort();
+  return { events, raw };
+}
+
+describe("serve --record: one serialization for the file and the live feed", () => {
+  it("writes the record with its explanation and gives the feed the same line without it", () => {
+    const r = result(3);
+    const { file, feed: shown } = recordLines(r);
+    expect(JSON.parse(file)).toEqual(r);
+    expect(r.explain).toEqual({ extracted: "3", gold: "GOLD-3" });
+    const { explain: _gone, ...rest } = r;
+    expect(JSON.parse(shown)).toEqual(rest);
+    expect(shown).not.toContain("GOLD");
+    const plain = recordLines(result(4, { explain: undefined }));
+    expect(plain.file).toBe(plain.feed);
+  });
+
+  it("pushes each written batch to followers at the end of the file, with byte offsets as ids, never the gold", async () => {
+    // two lines already there: a follower from the start reads them from the file, then gets pushes
+    rec.add(result(0));
+    rec.add(result(1));
+    await rec.flush();
+    let ready = 0;
+    const fromStart = follow(42, "?since=0", () => ready++);
+    const fromEnd = follow(40, "?since=end", () => ready++);
+    await vi.waitFor(() => expect(ready === 2 && feed.clientCount === 2).toBe(true), { timeout: 10_000 });
+    // many rollouts finished in one turn of the event loop, then more one at a time
+    for (let i = 2; i < 22; i++) rec.add(result(i));
+    await rec.flush();
+    for (let i = 22; i < 42; i++) {
+      rec.add(result(i));
+      await rec.flush();
+    }
+    const [a, b] = await Promise.all([fromStart, fromEnd]);
+    expect(a.events.map((e) => e.data.rolloutId)).toEqual(Array.from({ length: 42 }, (_, i) => `r${i}`));
+    expect(b.events.map((e) => e.data.rolloutId)).toEqual(Array.from({ length: 40 }, (_, i) => `r${i + 2}`));
+    for (const { raw } of [a, b]) expect(raw).not.toMatch(/GOLD|explain/);
+    // each id is the byte offset just past its line in results.jsonl, where a resumed follower starts
+    const text = readFileSync(rec.runDir.resultsPath);
+    const ends: number[] = [];
+    for (let nl = text.indexOf(0x0a); nl >= 0; nl = text.indexOf(0x0a, nl + 1)) ends.push(nl + 1);
+    expect(a.events.map((e) => e.id)).toEqual(ends);
+    expect(b.events.map((e) => e.id)).toEqual(ends.slice(2));
+    const lines = text.toString("utf8").trim().split("\n");
+    expect(lines).toHaveLength(42);
+    expect(JSON.parse(lines[7]!).explain.gold).toBe("GOLD-7");
+    expect(rec.written).toBe(42);
+  });
+
+  it("counts a record JSON cannot hold as dropped, and keeps recording", async () => {
+    const bad = result(99, { metadata: { n: 1n } as unknown as Record<string, unknown> });
+    const before = { written: rec.written, dropped: rec.dropped };
+    const err = vi.spyOn(console, "error").mockImplementation(() => {});
+    rec.add(bad);
+    rec.add(result(100));
+    await rec.flush();
+    err.mockRestore();
+    expect(rec.dropped - before.dropped).toBe(1);
+    expect(rec.written - before.written).toBe(1);
+    const last = readFileSync(rec.runDir.resultsPath, "utf8").trim().split("\n").at(-1)!;
+    expect(JSON.parse(last).rolloutId).toBe("r100");
+  });
+});
