@@ -26,7 +26,9 @@ const BODY = JSON.stringify({ name: "noop", arguments: { x: 1 } });
 
 // ---------------------------------------------------------------------------------------------- children
 async function childBenchmax(kind) {
-  const { serveEnv } = await import("@benchmax/server");
+  // BENCH_SERVER_MODULE=<path>: another build of @benchmax/server (A/B of a change in one run)
+  const server = process.env.BENCH_SERVER_MODULE;
+  const { serveEnv } = await import(server ? pathToFileURL(server).href : "@benchmax/server");
   if (kind === "define-env") {
     // the same no-op tool written with core's defineEnv (zod validation, per-call timeout)
     const { defineEnv, tool } = await import("@benchmax/core");
@@ -864,9 +866,20 @@ function stopChild(child) {
   return exited.finally(() => clearTimeout(force));
 }
 
-function startChild(kind) {
-  const child = spawn(process.execPath, [self, `--child=${kind}`], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  return once(child, "message").then(([m]) => ({ ...m, stop: () => stopChild(child) }));
+function startChild(kind, env = process.env) {
+  // BENCH_CPU_PROF=<dir>: each server child writes a V8 CPU profile there when it stops
+  const prof = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child = spawn(process.execPath, [...prof, self, `--child=${kind}`], {
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+    env,
+  });
+  // cpu(): the child's own process.cpuUsage() (user + system µs), asked over IPC
+  const cpu = () =>
+    new Promise((resolve) => {
+      child.once("message", (m) => resolve(m.cpu.user + m.cpu.system));
+      child.send({ cpu: true });
+    });
+  return once(child, "message").then(([m]) => ({ ...m, cpu, stop: () => stopChild(child) }));
 }
 
 async function freePort() {
@@ -963,6 +976,7 @@ async function throughput(target, ms = MEASURE_MS) {
   stop = true;
   await Promise.all(done);
   if (failures) throw new Error(`${failures} requests to ${target.path} did not answer 200`);
+  if (target.counted) target.counted.n = count; // every answer, ramp included (for CPU per call)
   return rate;
 }
 
@@ -1007,9 +1021,94 @@ async function wsLatency(port, n = 3000) {
   return { p50: times[Math.floor(n * 0.5)], p99: times[Math.floor(n * 0.99)] };
 }
 
+/**
+ * BENCH_ONLY=mcp: just `POST /mcp tools/call` and `/v1` tool calls against the echo floor, in interleaved rounds,
+ * with the server child's CPU per answered call (user + system µs from its own process.cpuUsage(): less sensitive to
+ * other load on the machine than requests/s).
+ */
+async function mcpBench(figures, round2) {
+  log(`mcp only: concurrency ${CONCURRENCY}, ${ROUNDS} rounds of ${MEASURE_MS} ms each`);
+  const bmx = await startChild("benchmax");
+  const echo = await startChild("echo");
+  let other;
+  try {
+    const r = await createRollout(bmx.port);
+    const targets = {
+      echo: { port: echo.port, path: "/v1/rollouts/x/call", headers: {}, child: echo },
+      benchmax: {
+        port: bmx.port,
+        path: `/v1/rollouts/${r.rolloutId}/call`,
+        headers: { authorization: "Bearer bench-token", "x-rollout-token": r.token },
+        child: bmx,
+      },
+      mcp: { ...(await mcpTarget(bmx.port)), child: bmx },
+    };
+    // BENCH_SERVER_MODULE_B=<path>: a second server child from another build, measured in the same rounds (mcpB)
+    if (process.env.BENCH_SERVER_MODULE_B) {
+      other = await startChild("benchmax", { ...process.env, BENCH_SERVER_MODULE: process.env.BENCH_SERVER_MODULE_B });
+      targets.mcpB = { ...(await mcpTarget(other.port)), child: other };
+    }
+    // BENCH_TARGETS=echo,mcp: measure only those (a CPU profile of one path)
+    const only = process.env.BENCH_TARGETS?.split(",");
+    const names = Object.keys(targets).filter((k) => !only || only.includes(k));
+    for (const name of names) await throughput(targets[name], WARMUP_MS);
+    const rps = Object.fromEntries(names.map((k) => [k, []]));
+    const cpu = Object.fromEntries(names.map((k) => [k, []]));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const name of names.map((_, i) => names[(i + round) % names.length])) {
+        const t = targets[name];
+        t.counted = { n: 0 };
+        const c0 = await t.child.cpu();
+        rps[name].push(await throughput(t));
+        cpu[name].push(((await t.child.cpu()) - c0) / t.counted.n);
+      }
+      log(`round ${round + 1}: ${names.map((k) => `${k} ${rps[k][round].toFixed(0)}`).join(", ")} req/s`);
+    }
+    const ratio = (a) => (rps.echo ? median(rps[a].map((x, i) => x / rps.echo[i])) : undefined);
+    for (const name of names) {
+      figures.push({
+        id: `server.only_mcp.${name}`,
+        value: Math.round(median(rps[name])),
+        unit: "req/s",
+        ratio: rps.echo ? round2(ratio(name)) : undefined,
+        server_cpu_us_per_call: round2(median(cpu[name])),
+      });
+    }
+  } finally {
+    await Promise.all([bmx.stop(), echo.stop(), other?.stop()]);
+  }
+}
+
+/** POST /mcp tools/call on one OpenEnv MCP session (session_id = episode id + rollout token). */
+async function mcpTarget(port) {
+  const mcpSession = await (
+    await fetch(`http://127.0.0.1:${port}/mcp`, {
+      method: "POST",
+      headers: { authorization: "Bearer bench-token", "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "openenv/session/create" }),
+    })
+  ).json();
+  return {
+    port,
+    path: "/mcp",
+    headers: { authorization: "Bearer bench-token" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: { name: "noop", arguments: { x: 1 }, session_id: mcpSession.result.session_id },
+    }),
+  };
+}
+
 async function main() {
   const figures = [];
   const round2 = (x) => Math.round(x * 100) / 100;
+  if (process.env.BENCH_ONLY === "mcp") {
+    await mcpBench(figures, round2);
+    process.stdout.write(`${JSON.stringify({ area: "server", figures })}\n`);
+    return;
+  }
   if (process.env.BENCH_ONLY === "episodes") {
     // just the whole-episode comparison (for profiling it)
     const py = findFastapiPython();
@@ -1050,25 +1149,7 @@ async function main() {
       },
     };
     if (fastapi) targets.fastapi = { port: fastapi.port, path: `/v1/rollouts/x/call`, headers: {} };
-    // POST /mcp tools/call on one OpenEnv MCP session (session_id = episode id + rollout token)
-    const mcpSession = await (
-      await fetch(`http://127.0.0.1:${bmx.port}/mcp`, {
-        method: "POST",
-        headers: { authorization: "Bearer bench-token", "content-type": "application/json" },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "openenv/session/create" }),
-      })
-    ).json();
-    targets.mcp = {
-      port: bmx.port,
-      path: "/mcp",
-      headers: { authorization: "Bearer bench-token" },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 7,
-        method: "tools/call",
-        params: { name: "noop", arguments: { x: 1 }, session_id: mcpSession.result.session_id },
-      }),
-    };
+    targets.mcp = await mcpTarget(bmx.port);
     // the machine is shared: warm every server up, then measure them in short interleaved rounds and compare
     // each server with the echo baseline measured in the same round (median of the per-round ratios)
     for (const [name, t] of Object.entries(targets)) {
@@ -1155,6 +1236,11 @@ async function main() {
 }
 
 const child = process.argv.find((a) => a.startsWith("--child="))?.slice(8);
+if (child) {
+  process.on("message", (m) => m?.cpu && process.send({ cpu: process.cpuUsage() }));
+  // exit (not die) on SIGTERM, so a child run with --cpu-prof writes its profile
+  process.on("SIGTERM", () => process.exit(0));
+}
 if (child === "benchmax" || child === "define-env") await childBenchmax(child);
 else if (child === "episodes") await childEpisodes();
 else if (child === "floor") await childFloor();

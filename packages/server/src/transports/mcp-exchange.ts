@@ -34,8 +34,8 @@ export class McpExchange<C> implements Transport {
    */
   private dispatch?: (request: JSONRPCMessage) => void;
   private seq = 0;
+  /** Requests the server has not answered yet, by the exchange's own id (their context included). */
   private readonly pending = new Map<number, Pending<C>>();
-  private readonly contexts = new Map<number, C>();
 
   async start(): Promise<void> {}
 
@@ -53,8 +53,10 @@ export class McpExchange<C> implements Transport {
     const p = this.pending.get(m.id);
     if (!p) return;
     this.pending.delete(m.id);
-    this.contexts.delete(m.id);
-    p.resolve({ ...(message as McpAnswer), id: p.id });
+    // the SDK builds a fresh answer object per request and keeps no reference to it: give it the caller's id back
+    const answer = message as McpAnswer;
+    answer.id = p.id;
+    p.resolve(answer);
   }
 
   /**
@@ -66,14 +68,12 @@ export class McpExchange<C> implements Transport {
    */
   dispatchTo(server: object): void {
     const onrequest = (server as { _onrequest?: unknown })._onrequest;
-    if (typeof onrequest === "function") {
-      this.dispatch = (request) => (onrequest as (r: JSONRPCMessage, extra?: unknown) => void).call(server, request);
-    }
+    if (typeof onrequest === "function") this.dispatch = (onrequest as (r: JSONRPCMessage) => void).bind(server);
   }
 
   /** The context the request the SDK handles now came with (`extra.requestId` in a handler). */
   contextOf(requestId: RequestId): C | undefined {
-    return typeof requestId === "number" ? this.contexts.get(requestId) : undefined;
+    return typeof requestId === "number" ? this.pending.get(requestId)?.context : undefined;
   }
 
   /**
@@ -91,10 +91,10 @@ export class McpExchange<C> implements Transport {
     }
     const inner = ++this.seq;
     if (this.seq >= Number.MAX_SAFE_INTEGER) this.seq = 0;
-    this.contexts.set(inner, context);
+    const id = m.id;
+    const request = { ...(msg as JSONRPCMessage), id: inner } as JSONRPCMessage;
     return new Promise<McpAnswer>((resolve) => {
-      this.pending.set(inner, { id: m.id!, context, resolve });
-      const request = { ...(msg as JSONRPCMessage), id: inner } as JSONRPCMessage;
+      this.pending.set(inner, { id, context, resolve });
       if (this.dispatch) this.dispatch(request);
       else this.onmessage?.(request);
     });

@@ -3,7 +3,7 @@ import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import type { RolloutService } from "../service/index.js";
 import type { McpAnswer } from "./mcp-exchange.js";
 import { isStreamableHttp, McpHttpSessions } from "./mcp-http.js";
-import { McpJsonRpc } from "./mcp-json-rpc.js";
+import { McpJsonRpc, parseError } from "./mcp-json-rpc.js";
 
 /**
  * `benchmax serve`'s `/mcp`: MCP clients' streamable-HTTP sessions (`Accept: text/event-stream`, `Mcp-Session-Id`;
@@ -27,15 +27,16 @@ export class McpHttpRoute {
    */
   async handle(req: IncomingMessage, res: ServerResponse, text: string | undefined, client: string): Promise<void> {
     if (req.method === "POST" && typeof req.headers["mcp-session-id"] !== "string") {
+      // the body is parsed once, here, for both: the sessionless JSON-RPC gets the parsed message
       let body: unknown;
       try {
         body = JSON.parse(text ?? "");
-      } catch {
-        body = undefined;
+      } catch (e) {
+        return this.answer(res, parseError(e));
       }
       const first = Array.isArray(body) ? body[0] : body;
-      const opens = (first as { method?: unknown } | undefined)?.method === "initialize" && isStreamableHttp(req);
-      if (!opens) return this.answer(res, await this.rpc.handleText(text ?? "", { client }));
+      const opens = (first as { method?: unknown } | null)?.method === "initialize" && isStreamableHttp(req);
+      if (!opens) return this.answer(res, await this.rpc.handleBody(body, { client }));
       return this.sessions.handle(req, res, body, { operator: true, client });
     }
     let body: unknown;
@@ -59,7 +60,8 @@ export class McpHttpRoute {
       return;
     }
     const json = JSON.stringify(out);
-    res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(json) });
+    // a flat header array: node writes it without building a header object
+    res.writeHead(200, ["content-type", "application/json", "content-length", String(Buffer.byteLength(json))]);
     res.end(json);
   }
 

@@ -2,7 +2,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { type RolloutService, RolloutServiceError, type ServedRollout } from "../service/index.js";
 import { errorAnswer, type McpAnswer, McpExchange } from "./mcp-exchange.js";
-import { createMcpServer, type McpScope } from "./mcp-server.js";
+import { createMcpServer, type Held, type McpScope } from "./mcp-server.js";
 
 /** Who sends a sessionless MCP message, and the session it comes on, if any. */
 export interface McpCaller {
@@ -34,10 +34,12 @@ export class McpJsonRpc {
   private readonly exchange = new McpExchange<McpScope>();
   private readonly server: Server;
   private readonly ready: Promise<void>;
+  /** `server.connect` has finished: messages go straight in (no await per message). */
+  private connected = false;
   readonly maxBatch: number;
 
   constructor(
-    private readonly service: RolloutService,
+    readonly service: RolloutService,
     options: { maxBatch?: number } = {},
   ) {
     this.maxBatch = options.maxBatch ?? 64;
@@ -49,26 +51,34 @@ export class McpJsonRpc {
         return scope;
       },
     });
-    this.ready = this.server.connect(this.exchange).then(() => this.exchange.dispatchTo(this.server));
+    this.ready = this.server.connect(this.exchange).then(() => {
+      this.exchange.dispatchTo(this.server);
+      this.connected = true;
+    });
   }
 
   /** Answer one message: the answer to a request, `undefined` for a notification. */
-  async handle(msg: unknown, caller: McpCaller = {}): Promise<McpAnswer | undefined> {
-    await this.ready;
-    return this.exchange.handle(msg, this.scope(msg, caller));
+  handle(msg: unknown, caller: McpCaller = {}): Promise<McpAnswer | undefined> {
+    if (!this.connected) return this.ready.then(() => this.handle(msg, caller));
+    return this.exchange.handle(msg, new CallerScope(this, msg, caller));
   }
 
   /**
    * Answer a `POST /mcp` body (its text): one message, or a batch of at most `maxBatch`. `undefined` when nothing
    * needs an answer (notifications only: HTTP 202). Malformed JSON is a parse error answer, not an exception.
    */
-  async handleText(text: string, caller: McpCaller = {}): Promise<McpAnswer | McpAnswer[] | undefined> {
+  handleText(text: string, caller: McpCaller = {}): Promise<McpAnswer | McpAnswer[] | undefined> {
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch (e) {
-      return errorAnswer(null, ErrorCode.ParseError, `Parse error: ${e instanceof Error ? e.message : String(e)}`);
+      return Promise.resolve(parseError(e));
     }
+    return this.handleBody(parsed, caller);
+  }
+
+  /** `handleText` for a body already parsed from JSON: one message, or a batch of at most `maxBatch`. */
+  async handleBody(parsed: unknown, caller: McpCaller = {}): Promise<McpAnswer | McpAnswer[] | undefined> {
     if (!Array.isArray(parsed)) return this.handle(parsed, caller);
     if (parsed.length > this.maxBatch) {
       return errorAnswer(
@@ -85,38 +95,62 @@ export class McpJsonRpc {
     await this.server.close().catch(() => {});
   }
 
-  private rolloutOfSession(sessionId: string): ServedRollout {
+  /** The rollout an OpenEnv session id names (its capability: `<episode id>.<rollout token>`). */
+  rolloutOfSession(sessionId: string): ServedRollout {
     const dot = sessionId.lastIndexOf(".");
     if (dot <= 0) {
       throw new RolloutServiceError("forbidden", `Unknown session_id: ${sessionId}`, { reason: "FORBIDDEN" });
     }
     return this.service.get(sessionId.slice(0, dot), sessionId.slice(dot + 1));
   }
+}
 
-  private scope(msg: unknown, caller: McpCaller): McpScope {
+/** A JSON-RPC parse error answer (id null: the id could not be read). */
+export function parseError(e: unknown): McpAnswer {
+  return errorAnswer(null, ErrorCode.ParseError, `Parse error: ${e instanceof Error ? e.message : String(e)}`);
+}
+
+/**
+ * The scope of one sessionless message: the rollout its `session_id` names, else the caller's WebSocket session's,
+ * else a throwaway rollout. One object per message with its methods on the prototype (no closures per message).
+ */
+class CallerScope implements McpScope {
+  private readonly named: string | undefined;
+
+  constructor(
+    private readonly rpc: McpJsonRpc,
+    msg: unknown,
+    private readonly caller: McpCaller,
+  ) {
     const params = (msg as { params?: { session_id?: unknown } } | null)?.params;
-    const named = typeof params?.session_id === "string" ? params.session_id : undefined;
-    const service = this.service;
-    return {
-      rollout: async () => {
-        if (named !== undefined) return { rollout: this.rolloutOfSession(named) };
-        const own = caller.session?.() ?? (caller.startSession ? await caller.startSession() : undefined);
-        if (own) return { rollout: own };
-        // like OpenEnv's stateless /mcp: a throwaway episode, never scored
-        return { rollout: await service.create({ client: caller.client, origin: "mcp" }), temporary: true };
-      },
-      createSession: async () => {
-        const own = caller.session?.();
-        if (own) return sessionIdOf(own);
-        return sessionIdOf(await service.create({ client: caller.client, origin: "mcp" }));
-      },
-      closeSession: async (sessionId) => {
-        const r = this.rolloutOfSession(sessionId);
-        if (caller.session?.() === r) {
-          throw new McpError(ErrorCode.InvalidRequest, "Cannot close active WebSocket-managed session via MCP method");
-        }
-        await service.release(r);
-      },
-    };
+    this.named = typeof params?.session_id === "string" ? params.session_id : undefined;
+  }
+
+  rollout(): Held | Promise<Held> {
+    if (this.named !== undefined) return { rollout: this.rpc.rolloutOfSession(this.named) };
+    const own = this.caller.session?.();
+    if (own) return { rollout: own };
+    return this.started();
+  }
+
+  private async started(): Promise<Held> {
+    const own = this.caller.startSession ? await this.caller.startSession() : undefined;
+    if (own) return { rollout: own };
+    // like OpenEnv's stateless /mcp: a throwaway episode, never scored
+    return { rollout: await this.rpc.service.create({ client: this.caller.client, origin: "mcp" }), temporary: true };
+  }
+
+  async createSession(): Promise<string> {
+    const own = this.caller.session?.();
+    if (own) return sessionIdOf(own);
+    return sessionIdOf(await this.rpc.service.create({ client: this.caller.client, origin: "mcp" }));
+  }
+
+  async closeSession(sessionId: string): Promise<void> {
+    const r = this.rpc.rolloutOfSession(sessionId);
+    if (this.caller.session?.() === r) {
+      throw new McpError(ErrorCode.InvalidRequest, "Cannot close active WebSocket-managed session via MCP method");
+    }
+    await this.rpc.service.release(r);
   }
 }

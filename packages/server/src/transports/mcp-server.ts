@@ -1,7 +1,7 @@
 import { type Env, errorMessage, type Task, type ToolSpec } from "@benchmax/core";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
-  CallToolRequestSchema,
+  type CallToolRequest,
   ErrorCode,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
@@ -26,14 +26,20 @@ export const TASK_RESOURCE = "benchmax://rollout/task";
  */
 export interface McpScope {
   /**
-   * The rollout a request acts on (started on first use). `temporary`: release it after the call (a sessionless
-   * call's throwaway rollout, never scored).
+   * The rollout a request acts on (started on first use): at once when it is known (a session id, a session's own),
+   * else a promise.
    */
-  rollout(): Promise<{ rollout: ServedRollout; temporary?: boolean }>;
+  rollout(): Held | Promise<Held>;
   /** OpenEnv's `openenv/session/create`: a session id (the rollout's capability) for later `session_id` params. */
   createSession?(): Promise<string>;
   /** OpenEnv's `openenv/session/close`. */
   closeSession?(sessionId: string): Promise<void>;
+}
+
+/** The rollout a request acts on. `temporary`: release it after the call (a sessionless call's throwaway rollout). */
+export interface Held {
+  rollout: ServedRollout;
+  temporary?: boolean;
 }
 
 export interface McpServerOptions {
@@ -51,6 +57,14 @@ export function mcpErrorOf(e: unknown): McpError {
   if (e instanceof McpError) return e;
   return new McpError(rpcCodeOf(e), errorMessage(e));
 }
+
+/**
+ * What `tools/call` is registered with: the method only. The SDK's `Server` checks every `tools/call` against its full
+ * `CallToolRequestSchema` (and the result against `CallToolResultSchema`) around the handler whatever schema it is
+ * registered with; its `Protocol` layer then parses the registered schema once more. Naming the method only saves that
+ * second full parse per call (the `Server`'s own check stays: a malformed `tools/call` is still its -32602).
+ */
+export const ToolsCallMethodSchema = z.looseObject({ method: z.literal("tools/call") });
 
 /** OpenEnv's session methods (MCPToolClient's production mode keeps one episode across calls with them). */
 const SessionCreateSchema = z.object({
@@ -87,11 +101,13 @@ export function createMcpServer(options: McpServerOptions): Server {
   );
   const tools = mcpTools(env);
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
-  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
-    const scope = options.scopeOf(extra.requestId);
-    let held: { rollout: ServedRollout; temporary?: boolean };
+  server.setRequestHandler(ToolsCallMethodSchema, async (request, extra) => {
+    const req = request as unknown as CallToolRequest; // checked by the Server's CallToolRequestSchema
+
+    let held: Held;
     try {
-      held = await scope.rollout();
+      const h = options.scopeOf(extra.requestId).rollout();
+      held = h instanceof Promise ? await h : h;
     } catch (e) {
       throw mcpErrorOf(e);
     }
@@ -128,7 +144,7 @@ export function createMcpServer(options: McpServerOptions): Server {
     if (req.params.uri !== TASK_RESOURCE) {
       throw new McpError(ErrorCode.InvalidParams, `unknown resource ${req.params.uri}`);
     }
-    let held: { rollout: ServedRollout; temporary?: boolean };
+    let held: Held;
     try {
       held = await options.scopeOf(extra.requestId).rollout();
     } catch (e) {

@@ -82,6 +82,27 @@ describe("McpJsonRpc: OpenEnv's sessionless JSON-RPC, answered by the MCP SDK's 
     expect([p.result.data, q.result.data]).toEqual(["2", "4"]);
   });
 
+  it("tools/call is registered by its method only: the SDK Server's own check still answers a malformed call", async () => {
+    const svc = service();
+    const rpc = new McpJsonRpc(svc);
+    closers.push(() => rpc.close());
+    const call = (params: unknown) =>
+      rpc.handle({ jsonrpc: "2.0", id: 9, method: "tools/call", params }, { client: "a" }) as Promise<any>;
+    for (const params of [{ arguments: {} }, { name: 7 }, { name: "add", arguments: "x" }]) {
+      const bad = await call(params);
+      expect(bad.id).toBe(9);
+      expect(bad.error.code).toBe(-32602);
+      expect(bad.error.message).toMatch(/Invalid tools\/call request/);
+    }
+    expect(svc.active).toBe(0); // nothing was started for them
+    // the Server's result check: the handler's answer is a CallToolResult it accepts, handed back as the SDK built it
+    expect((await call({ name: "add", arguments: { a: 2, b: 3 } })).result).toEqual({
+      content: [{ type: "text", text: "5" }],
+      isError: false,
+      data: "5",
+    });
+  });
+
   it("hands requests to the SDK's own request dispatcher (the pinned SDK has it; another one falls back)", async () => {
     const { Server } = await import("@modelcontextprotocol/sdk/server/index.js");
     const probe = new Server({ name: "p", version: "1" }, { capabilities: {} });
