@@ -142,3 +142,28 @@ describe("serve --record: one serialization for the file and the live feed", () 
     expect(JSON.parse(last).rolloutId).toBe("r100");
   });
 });
+
+describe("serve --record: the summary", () => {
+  it("is rewritten only when rollouts were recorded since the last one", async () => {
+    vi.useFakeTimers();
+    const d = mkdtempSync(join(tmpdir(), "benchmax-record-summary-"));
+    try {
+      const r = new RolloutRecorder(join(d, "run"), env, { summaryEveryMs: 1000, batchMs: 10 });
+      const writes = vi.spyOn(r.runDir, "writeSummary");
+      await vi.advanceTimersByTimeAsync(5000);
+      // the first tick writes the empty recording's summary; an idle server rewrites nothing after it
+      expect(writes).toHaveBeenCalledTimes(1);
+      r.add(result(1));
+      await vi.advanceTimersByTimeAsync(20);
+      expect(r.written).toBe(1);
+      await vi.advanceTimersByTimeAsync(5000);
+      expect(writes).toHaveBeenCalledTimes(2);
+      expect(JSON.parse(readFileSync(join(d, "run", "summary.json"), "utf8")).n).toBe(1);
+      await r.close();
+      expect(writes).toHaveBeenCalledTimes(3);
+    } finally {
+      vi.useRealTimers();
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+});
