@@ -99,6 +99,24 @@ const sessions = new Map<string, Session>();
 /** Why a session's interpreter went away, told on its next call. */
 const notes = new Map<string, string>();
 const pools = new Map<string, WarmPool>();
+/** Where the last call's time went (ms), for benchmarks: on the host and inside the interpreter. */
+export interface CallTiming {
+  language: string;
+  /** Getting the rollout's interpreter (0 when it had one; a warm jail's hand-out, or waiting for one to start). */
+  takeMs: number;
+  /** Reading the host's workbook file to send it in (0 when the interpreter had it). */
+  readMs: number;
+  /** From sending the request to its answer (the interpreter's own phases below included). */
+  roundTripMs: number;
+  /** Writing the returned workbook to the host file. */
+  applyMs: number;
+  /** Inside the interpreter: taking the workbook in (run_code: exceljs loads it), the code, the workbook back out. */
+  inside: { wb: number; code: number; save: number };
+  /** Whether the workbook was sent in. */
+  sent: boolean;
+}
+let lastTiming: CallTiming | undefined;
+
 /** Caps on what an interpreter may send back in one message. */
 const MAX_HEAD = 1 << 20;
 
@@ -113,8 +131,15 @@ function stampOf(path: string): Stamp | undefined {
 const sameStamp = (a?: Stamp, b?: Stamp) =>
   !!a && !!b && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
 
-function newJail(spec: InterpreterSpec): LiveJail {
-  return new LiveJail(spec.jail, MAX_HEAD, Math.ceil(spec.jail.diskMb * 1024 * 1024) + 1024);
+/**
+ * A warm pool's jails start at this lower priority (nobody waits for them, and the rollouts' calls come first); a
+ * rollout's jail is raised back to normal when the rollout takes it (ready or still starting), which needs root: as
+ * any other user pool jails start at normal priority.
+ */
+const POOL_NICE = process.getuid?.() === 0 ? 10 : 0;
+
+function newJail(spec: InterpreterSpec, nice = 0): LiveJail {
+  return new LiveJail(spec.jail, MAX_HEAD, Math.ceil(spec.jail.diskMb * 1024 * 1024) + 1024, nice);
 }
 
 const START_TIMEOUT_MS = 60_000;
@@ -140,22 +165,33 @@ function whenReady(j: LiveJail): Promise<LiveJail> {
 /** Jails starting at once, across pools (a start imports the interpreter's libraries: CPU-bound). */
 const MAX_STARTING = Math.max(2, availableParallelism());
 let startingNow = 0;
-const startQueue: (() => void)[] = [];
+/** Starts waiting for a slot; one a rollout waits for (`urgent`) goes before the pools' refills. */
+const startQueue: { go: () => void; urgent: () => boolean }[] = [];
 
-/** Start a jail when a start slot is free; resolves once it is ready (the start timeout counts from its spawn). */
-function startJail(spec: InterpreterSpec): Promise<LiveJail> {
+/**
+ * Start a jail when a start slot is free; resolves once it is ready (the start timeout counts from its spawn).
+ * `nice()` is read at spawn time: a pool's start that a rollout claimed while it waited runs at normal priority.
+ */
+function startJail(
+  spec: InterpreterSpec,
+  nice: () => number = () => 0,
+  onSpawn?: (j: LiveJail) => void,
+): Promise<LiveJail> {
   return new Promise<void>((resolve) => {
     if (startingNow < MAX_STARTING) {
       startingNow++;
       resolve();
-    } else startQueue.push(resolve);
+    } else startQueue.push({ go: resolve, urgent: () => nice() === 0 });
   }).then(() => {
     const done = () => {
-      const next = startQueue.shift();
-      if (next) next();
+      const i = startQueue.findIndex((q) => q.urgent());
+      const next = startQueue.splice(Math.max(i, 0), 1)[0];
+      if (next) next.go();
       else startingNow--;
     };
-    const ready = whenReady(newJail(spec));
+    const j = newJail(spec, nice());
+    onSpawn?.(j);
+    const ready = whenReady(j);
     ready.then(done, done);
     return ready;
   });
@@ -164,6 +200,8 @@ function startJail(spec: InterpreterSpec): Promise<LiveJail> {
 interface Starting {
   jail: Promise<LiveJail>;
   claimed: boolean;
+  /** The jail once spawned (it may wait for a start slot first). */
+  live?: LiveJail;
 }
 
 /** Started jails waiting for a rollout (ready ones first, then ones still starting). */
@@ -178,7 +216,14 @@ class WarmPool {
   ) {}
 
   private start(): Starting {
-    const entry: Starting = { jail: startJail(this.spec), claimed: false };
+    const entry: Starting = { jail: Promise.resolve() as unknown as Promise<LiveJail>, claimed: false };
+    entry.jail = startJail(
+      this.spec,
+      () => (entry.claimed ? 0 : POOL_NICE),
+      (j) => {
+        entry.live = j;
+      },
+    );
     this.starting.push(entry);
     entry.jail.then(
       (j) => {
@@ -206,11 +251,17 @@ class WarmPool {
   async take(): Promise<LiveJail> {
     let j: LiveJail | undefined;
     while ((j = this.ready.shift()) && !j.alive) {}
-    if (j) return j;
+    if (j) {
+      j.prioritise();
+      return j;
+    }
     const pending = this.starting.find((s) => !s.claimed) ?? this.start();
     pending.claimed = true;
+    pending.live?.prioritise();
     this.fill();
-    return pending.jail;
+    const started = await pending.jail;
+    started.prioritise();
+    return started;
   }
 
   close(): void {
@@ -221,6 +272,11 @@ class WarmPool {
 
   get waiting(): number {
     return this.ready.length;
+  }
+
+  /** Jails of this pool still starting that no rollout has claimed yet. */
+  get startingNow(): number {
+    return this.starting.filter((s) => !s.claimed).length;
   }
 
   get language(): string {
@@ -348,13 +404,16 @@ export function execInInterpreter(req: ExecRequest): Promise<ExecReply> {
   if (req.fresh) return execFresh(req);
   const key = keyOf(req.spec.language, req.workspaceDir);
   return serial(key, async () => {
+    const t0 = performance.now();
     const s = await sessionFor(req, key);
+    const t1 = performance.now();
     const note = notes.get(key);
     notes.delete(key);
     const now = stampOf(req.wbPath);
     const send = !sameStamp(now, s.synced);
     const body = send ? readFileSync(req.wbPath) : undefined;
-    s.lastUsed = performance.now();
+    const t2 = performance.now();
+    s.lastUsed = t2;
     let frame: Awaited<ReturnType<LiveJail["request"]>>;
     try {
       frame = await s.jail.request(
@@ -367,15 +426,29 @@ export function execInInterpreter(req: ExecRequest): Promise<ExecReply> {
       throw e;
     } finally {
       s.lastUsed = performance.now();
+      // the refill (a spawn on this thread, then a start at low priority) runs after the caller has its answer
       const pool = s.refill;
       s.refill = undefined;
-      pool?.fill();
+      if (pool) setImmediate(() => pool.fill());
     }
+    const t3 = performance.now();
     if (send) {
       s.synced = now;
       s.unsaved = false;
     }
-    return apply(frame, req.wbPath, s, note);
+    const reply = apply(frame, req.wbPath, s, note);
+    const ms = (frame.head.ms ?? {}) as Record<string, unknown>;
+    const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+    lastTiming = {
+      language: req.spec.language,
+      takeMs: t1 - t0,
+      readMs: t2 - t1,
+      roundTripMs: t3 - t2,
+      applyMs: performance.now() - t3,
+      inside: { wb: num(ms.wb), code: num(ms.code), save: num(ms.save) },
+      sent: send,
+    };
+    return reply;
   });
 }
 
@@ -472,18 +545,32 @@ export function closeInterpreters(): void {
   pools.clear();
 }
 
-/** Live interpreters (rollouts'), warm ones per language, and the host pids of the live ones' jails. */
-export function interpreterStats(): { live: number; warm: number; warmBy: Record<string, number>; pids: number[] } {
+/**
+ * Live interpreters (rollouts'), warm ones per language, pool jails still starting per language, the host pids of
+ * the live ones' jails, and where the last call's time went.
+ */
+export function interpreterStats(): {
+  live: number;
+  warm: number;
+  warmBy: Record<string, number>;
+  startingBy: Record<string, number>;
+  pids: number[];
+  lastCall?: CallTiming;
+} {
   let warm = 0;
   const warmBy: Record<string, number> = {};
+  const startingBy: Record<string, number> = {};
   for (const p of pools.values()) {
     warm += p.waiting;
     warmBy[p.language] = (warmBy[p.language] ?? 0) + p.waiting;
+    startingBy[p.language] = (startingBy[p.language] ?? 0) + p.startingNow;
   }
   return {
     live: sessions.size,
     warm,
     warmBy,
+    startingBy,
+    lastCall: lastTiming,
     pids: [...sessions.values()].map((s) => s.jail.pid).filter((p): p is number => p !== undefined),
   };
 }

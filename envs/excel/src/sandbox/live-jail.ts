@@ -4,6 +4,8 @@
  * imported; a pool (interpreters.ts) keeps some of those waiting. A request past its time limit, a broken frame or
  * an early exit kills the whole jail; the caller gets a `JailGone` saying why.
  */
+import { readdirSync, readFileSync } from "node:fs";
+import { setPriority } from "node:os";
 import type { JailCgroup } from "./cgroup.js";
 import { encodeFrame, type Frame, type FrameError, FrameReader } from "./frames.js";
 import { type JailSpec, spawnJail } from "./jail.js";
@@ -34,8 +36,8 @@ export class LiveJail {
   /** Set while a request runs. */
   busy = false;
 
-  constructor(spec: JailSpec, maxHeadBytes: number, maxBodyBytes: number) {
-    const { child, cgroup } = spawnJail(spec);
+  constructor(spec: JailSpec, maxHeadBytes: number, maxBodyBytes: number, nice = 0) {
+    const { child, cgroup } = spawnJail(spec, nice);
     this.child = child;
     this.cgroup = cgroup;
     this.reader = new FrameReader(maxHeadBytes, maxBodyBytes);
@@ -75,6 +77,34 @@ export class LiveJail {
   /** The host pid of the jail's outermost process. */
   get pid(): number | undefined {
     return this.child.pid;
+  }
+
+  /**
+   * Back to normal priority for a jail started at a lower one (a warm pool's), when a rollout takes it, ready or
+   * still starting: every thread of every process of the jail (Linux priorities are per thread, and a child inherits
+   * its parent's). Lowering a nice value needs root (interpreters.ts starts pool jails at a lower priority only then).
+   */
+  prioritise(): void {
+    const pid = this.child.pid;
+    if (pid === undefined || this.gone) return;
+    const walk = (p: number) => {
+      let tasks: string[] = [];
+      try {
+        tasks = readdirSync(`/proc/${p}/task`);
+      } catch {
+        return;
+      }
+      for (const t of tasks) {
+        try {
+          setPriority(Number(t), 0);
+        } catch {}
+        try {
+          for (const c of readFileSync(`/proc/${p}/task/${t}/children`, "utf8").split(" "))
+            if (c.trim()) walk(Number(c));
+        } catch {}
+      }
+    };
+    walk(pid);
   }
 
   /** Whether the jail's memory group hit its cap. */

@@ -41,6 +41,40 @@ const send = (head, body = Buffer.alloc(0)) => new Promise((r) => {
 });
 const clean = (e) => e && e.stack ? String(e.stack).split("\n").filter((l) => !l.includes("node:") && !l.includes("exceljs")).slice(0, 6).join("\n") : String(e);
 const save = async () => Buffer.from(await ctx.workbook.xlsx.writeBuffer());
+// warm the paths a rollout's first call takes before saying ready (V8 compiles each function on its first call and
+// optimises it after several, which made a first exceljs load several times slower than a later one): build a small
+// workbook with the common parts (styles, shared strings, formulas, dates, merges, names, two sheets), then save and
+// load it a few times, and run a script in a context
+try {
+  const w = new ExcelJS.Workbook();
+  for (const name of ["warm", "two"]) {
+    const s = w.addWorksheet(name);
+    for (let r = 1; r <= 20; r++) {
+      s.getCell(r, 1).value = r;
+      s.getCell(r, 1).numFmt = "0.00";
+      s.getCell(r, 2).value = "t" + (r % 5);
+      s.getCell(r, 2).font = { bold: true };
+      s.getCell(r, 2).fill = { type: "pattern", pattern: "solid", fgColor: { argb: "FFFF0000" } };
+      s.getCell(r, 3).value = { formula: "A" + r + "*2", result: r * 2 };
+      s.getCell(r, 3).border = { top: { style: "thin" } };
+      s.getCell(r, 4).value = new Date(r * 1e9);
+    }
+    s.mergeCells("E1:F2");
+    s.getCell("G1").value = { richText: [{ text: "r", font: { bold: true } }] };
+    s.getCell("H1").value = { text: "l", hyperlink: "https://example.com" };
+    s.getColumn(1).width = 12;
+  }
+  w.definedNames.add("warm!$A$1:$A$3", "nm");
+  const book = Buffer.from(await w.xlsx.writeBuffer());
+  for (let i = 0; i < 2; i++) {
+    const r = new ExcelJS.Workbook();
+    await r.xlsx.load(book);
+    r.worksheets[0].getCell("A2").value;
+    if (i === 0) await r.xlsx.writeBuffer();
+  }
+  await new vm.Script("(async () => {\n1\n})()", { filename: "warm.js" }).runInContext(vm.createContext({}), { timeout: 10000 });
+} catch {}
+const tm = () => performance.now();
 await send({ t: "ready" });
 for (;;) {
   const { head, body } = await next();
@@ -52,20 +86,26 @@ for (;;) {
   out = "";
   limit = Number(head.maxOut) || 8000;
   let ok = true, err = "", back = Buffer.alloc(0), wb = "same";
+  const t0 = tm(), ms = { wb: 0, code: 0, save: 0 };
   try {
     if (head.wb) {
       const w = new ExcelJS.Workbook();
       await w.xlsx.load(body);
       ctx.workbook = w;
     }
+    const t1 = tm();
+    ms.wb = t1 - t0;
     const script = new vm.Script("(async () => {\n" + head.code + "\n})()", { filename: "code.js" });
     await script.runInContext(ctx, { timeout: Number(head.timeoutMs) || 10000 });
+    const t2 = tm();
+    ms.code = t2 - t1;
     if (head.save) { back = await save(); wb = "changed"; } else wb = "unsaved";
+    ms.save = tm() - t2;
   } catch (e) {
     ok = false;
     wb = "changed";
     err = clean(e);
   }
-  await send({ t: "done", ok, out: out.slice(0, limit), trunc: out.length > limit, err, wb }, back);
+  await send({ t: "done", ok, out: out.slice(0, limit), trunc: out.length > limit, err, wb, ms }, back);
 }
 `;
