@@ -3,7 +3,8 @@ import { fork } from "node:child_process";
 // Issue 25: `benchmax watch` on a run of 1,000,000 recorded rollouts (SkyRL-style: trainer step, groups of 8, short
 // conversations), in headless Chromium. "First paint" here is the reward curve drawn with every recorded rollout in it
 // (body[data-charted] = the file's row count; the page's own performance.now() from navigation start), not an empty
-// shell. Three cases, each labelled:
+// shell: the server draws the first snapshot's reward curve as SVG into the HTML, and the page marks it once the first
+// frame is out; chart.js redraws it later (its time is in the notes, as are FCP and all charts). Three cases:
 //   cold     - no checkpoint: the watch must read the whole file before the curve holds every rollout;
 //   running  - a second page on a watch that has read the file (the server was already running);
 //   restart  - a fresh watch process on the run after 1,000 more rows were recorded: it loads its checkpoint
@@ -103,7 +104,8 @@ async function main() {
     const navAt = performance.now();
     await page.goto(url);
     await page.waitForSelector(`body[data-charted="${total}"]`, { timeout: 590_000 });
-    const m = await page.evaluate(() => {
+    await page.waitForSelector("body[data-ready]", { timeout: 590_000 });
+    const m = await page.evaluate(async () => {
       const fcp = performance.getEntriesByName("first-contentful-paint")[0];
       const nav = performance.getEntriesByType("navigation")[0];
       return {
@@ -112,6 +114,22 @@ async function main() {
         fcpMs: fcp ? Math.round(fcp.startTime) : null,
         readyMs: Math.round(globalThis.benchmaxReadyMs),
         chartedMs: Math.round(globalThis.benchmaxChartedMs),
+        // when the server-drawn curve reached the screen: its note's Element Timing entry (the frame's presentation)
+        staticMs: await new Promise((res) => {
+          // the page's own observer, registered before the curve was replaced (wait a little for its entry)
+          let tries = 0;
+          const look = () => {
+            const v = globalThis.benchmaxStaticPaintMs;
+            if (typeof v === "number") res(Math.round(v));
+            else if (++tries > 40) res(null);
+            else setTimeout(look, 50);
+          };
+          look();
+        }),
+        staticTotal: Number(
+          document.querySelector("[elementtiming=benchmax-static-reward]")?.textContent.split(" ")[0] ?? -1,
+        ),
+        chartJsMs: Math.round(globalThis.benchmaxChartJsMs ?? -1),
         points: globalThis.benchmaxCharts["chart-reward"].data.labels.length,
         libraryMs: Math.round(performance.getEntriesByName("benchmax:chart-library")[0]?.startTime ?? -1),
         libraryFetchedMs: Math.round(
@@ -119,7 +137,12 @@ async function main() {
         ),
       };
     });
-    return { ctx, page, navAt, ...m };
+    // the curve first drawn with every rollout: the server-drawn one when the page was served with all of them (its
+    // paint, or the page's mark if later), else chart.js's redraw with them (the page's mark)
+    // (no Element Timing entry: the first contentful paint stands in for its paint, as the curve is in the HTML)
+    const staticPaint = m.staticMs ?? m.fcpMs ?? m.chartedMs;
+    const curveMs = m.staticTotal === total ? Math.max(staticPaint, m.chartedMs) : m.chartedMs;
+    return { ctx, page, navAt, ...m, curveMs };
   };
   const ms = (x) => Math.round(x);
   let child;
@@ -135,7 +158,7 @@ async function main() {
 
     // running: the watch has read the file; a new page
     const running = await openPage(cold.url, N);
-    log(`running: charted with ${N} at ${running.chartedMs} ms (FCP ${running.fcpMs} ms)`);
+    log(`running: charted with ${N} at ${running.curveMs} ms (FCP ${running.fcpMs} ms)`);
 
     // a rollout appended while the page is open (SSE push after the next poll)
     const t1 = performance.now();
@@ -159,10 +182,10 @@ async function main() {
     const listenMs = ms(performance.now() - t2);
     const restart = await openPage(warm.url, TOTAL);
     // the page's clock starts at its navigation: fork → navigation (this script's clock) + navigation → curve
-    const restartAllMs = ms(restart.navAt - t2 + restart.chartedMs);
+    const restartAllMs = ms(restart.navAt - t2 + restart.curveMs);
     const st = warm.startup;
     log(
-      `restart: checkpoint ${st.checkpoint} (${st.fromCheckpoint} rollouts, ${ms(st.checkpointMs)} ms, ${cpBytes} bytes), ${st.readBeforeListen} appended rows read in ${ms(st.readMs)} ms; listening ${listenMs} ms after fork (process's own clock ${ms(warm.listeningMs)} ms); page charted with ${TOTAL} at ${restart.chartedMs} ms (response ${restart.responseStartMs}–${restart.responseEndMs} ms, FCP ${restart.fcpMs} ms)`,
+      `restart: checkpoint ${st.checkpoint} (${st.fromCheckpoint} rollouts, ${ms(st.checkpointMs)} ms, ${cpBytes} bytes), ${st.readBeforeListen} appended rows read in ${ms(st.readMs)} ms; listening ${listenMs} ms after fork (process's own clock ${ms(warm.listeningMs)} ms); page charted with ${TOTAL} at ${restart.curveMs} ms (response ${restart.responseStartMs}–${restart.responseEndMs} ms, FCP ${restart.fcpMs} ms)`,
     );
     await restart.ctx.close();
 
@@ -175,16 +198,16 @@ async function main() {
     for (let i = 0; i < SMALL; i++) smallText += line(i);
     writeFileSync(join(small, "results.jsonl"), smallText);
     const base = await startChild(small);
-    const bigMs = [restart.chartedMs];
+    const bigMs = [restart.curveMs];
     const smallMs = [];
     try {
       for (let k = 0; k < 3; k++) {
         const b = await openPage(base.url, SMALL);
-        smallMs.push(b.chartedMs);
+        smallMs.push(b.curveMs);
         await b.ctx.close();
         if (k === 2) break;
         const r = await openPage(warm.url, TOTAL);
-        bigMs.push(r.chartedMs);
+        bigMs.push(r.curveMs);
         await r.ctx.close();
       }
     } finally {
@@ -208,7 +231,7 @@ async function main() {
         unit: "ms",
         goal: "<= 1000",
         pass: paintMs <= 1000,
-        note: `in the page: response ${restart.responseStartMs}–${restart.responseEndMs} ms, first contentful paint ${restart.fcpMs} ms, chart.js fetched ${restart.libraryFetchedMs} ms and run ${restart.libraryMs} ms, reward curve ${restart.chartedMs} ms, all charts ${restart.readyMs} ms; ${note}`,
+        note: `in the page: response ${restart.responseStartMs}–${restart.responseEndMs} ms, first contentful paint ${restart.fcpMs} ms, server-drawn curve painted ${restart.staticMs} ms (page mark ${restart.chartedMs} ms), chart.js fetched ${restart.libraryFetchedMs} ms and run ${restart.libraryMs} ms, reward curve redrawn by chart.js ${restart.chartJsMs} ms, all charts ${restart.readyMs} ms; ${note}`,
       },
       {
         id: "watch.restart_listen_ms",
@@ -227,11 +250,11 @@ async function main() {
       {
         id: "watch.running_first_paint_ms",
         label: `watch already running (file read): navigation → reward curve drawn with all ${N} rollouts`,
-        value: running.chartedMs,
+        value: running.curveMs,
         unit: "ms",
         goal: "<= 1000",
-        pass: running.chartedMs <= 1000,
-        note: `first contentful paint ${running.fcpMs} ms, chart.js fetched ${running.libraryFetchedMs} ms and run ${running.libraryMs} ms, all charts ${running.readyMs} ms`,
+        pass: running.curveMs <= 1000,
+        note: `first contentful paint ${running.fcpMs} ms, server-drawn curve painted ${running.staticMs} ms (page mark ${running.chartedMs} ms), chart.js fetched ${running.libraryFetchedMs} ms and run ${running.libraryMs} ms, reward curve redrawn by chart.js ${running.chartJsMs} ms, all charts ${running.readyMs} ms`,
       },
       {
         id: "watch.cold_all_drawn_ms",

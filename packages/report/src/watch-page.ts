@@ -1,5 +1,9 @@
 import { escapeHtml, inlineScript, scriptJson } from "./html-escape.js";
 import type { LiveSnapshot } from "./live-series.js";
+import { staticLineChart } from "./static-curve.js";
+
+/** Line colours, in dataset order (the static curve and chart.js use the same). */
+const HUES = ["#3b6fd8", "#2e9d5b", "#c2410c", "#7c3aed", "#e0a526", "#0e7490", "#be185d", "#4d7c0f"];
 
 /**
  * The live dashboard's script (plain ES2017): draws the series with chart.js from the inlined first snapshot, then
@@ -7,7 +11,9 @@ import type { LiveSnapshot } from "./live-series.js";
  * (conversation, reward components, the env's extracted answer beside the gold). Hooks for tests:
  * `body[data-ready]` (`window.benchmaxReadyMs`: when), `body[data-total]` (rollouts in the table),
  * `body[data-charted]` (rollouts in the reward curve last drawn; `window.benchmaxChartedMs` and the performance mark
- * "benchmax:charted": when, from navigation start; "benchmax:chart-library" when chart.js ran), `window.benchmaxCharts`.
+ * "benchmax:charted": when, from navigation start — for the first snapshot that is the server-drawn SVG curve, in the
+ * first frame; "benchmax:chart-library" when chart.js ran, `window.benchmaxChartJsMs` when it first drew the reward
+ * curve), `window.benchmaxCharts`.
  */
 const WATCH_SCRIPT = String.raw`
 (function () {
@@ -18,7 +24,7 @@ const WATCH_SCRIPT = String.raw`
   var chartsReady = false;
   var chartedTotal = -1;
   window.benchmaxCharts = charts;
-  var hues = ["#3b6fd8", "#2e9d5b", "#c2410c", "#7c3aed", "#e0a526", "#0e7490", "#be185d", "#4d7c0f"];
+  var hues = ${JSON.stringify(HUES)};
   function el(tag, cls, text) { var e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined && text !== null) e.textContent = String(text); return e; }
   function num(x) { return typeof x === "number" && isFinite(x) ? (Number.isInteger(x) ? String(x) : x.toFixed(3)) : "—"; }
   function line(id, sets, yMax) {
@@ -39,6 +45,11 @@ const WATCH_SCRIPT = String.raw`
     var rewardSets = [["mean reward", snap.reward], ["pass rate", snap.passRate]];
     Object.keys(snap.components).forEach(function (k) { rewardSets.push([k, snap.components[k]]); });
     line("chart-reward", rewardSets, 1);
+    var pre = document.getElementById("static-reward");
+    if (pre) {
+      pre.parentNode.removeChild(pre);
+      window.benchmaxChartJsMs = performance.now();
+    }
     if (snap.total !== chartedTotal) {
       // when the curve first held this many rollouts (a redraw of the same total keeps the time)
       chartedTotal = snap.total;
@@ -65,6 +76,22 @@ const WATCH_SCRIPT = String.raw`
       latSets.push([t + " p95", snap.toolLatency[t].p95, i, true]);
     });
     line("chart-tool-latency", latSets);
+  }
+  // the reward curve of the inlined snapshot is in the HTML (static SVG): painted with the first frame
+  // when the server-drawn curve reached the screen (Element Timing of its note): window.benchmaxStaticPaintMs
+  try {
+    new PerformanceObserver(function (list) {
+      list.getEntries().forEach(function (e) {
+        if (e.identifier === "benchmax-static-reward") window.benchmaxStaticPaintMs = e.renderTime || e.loadTime;
+      });
+    }).observe({ type: "element", buffered: true });
+  } catch (e) { /* no Element Timing in this browser */ }
+  function staticCharted() {
+    if (!document.getElementById("static-reward") || chartedTotal !== -1) return;
+    chartedTotal = snap.total;
+    window.benchmaxChartedMs = performance.now();
+    if (performance.mark) performance.mark("benchmax:charted");
+    document.body.setAttribute("data-charted", String(snap.total));
   }
   function drawTable() {
     document.getElementById("total").textContent = String(snap.total);
@@ -105,6 +132,7 @@ const WATCH_SCRIPT = String.raw`
   // the totals and the latest rollouts first; chart.js is loaded and the charts drawn after that first frame
   drawTable();
   function boot() {
+    staticCharted();
     var lib = document.createElement("script");
     lib.onload = charted;
     lib.onerror = function () { document.getElementById("status").textContent = "could not load the chart library"; };
@@ -138,6 +166,8 @@ main { padding: 16px 24px; }
 .panel { background: #fff; border: 1px solid #e3e6ec; border-radius: 8px; padding: 10px 12px; }
 .panel h3 { margin: 0 0 6px; font-size: 14px; }
 .chart { position: relative; height: 240px; }
+.static-chart { position: absolute; inset: 0; }
+.static-note { position: absolute; right: 4px; bottom: 22px; }
 .master { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 14px; margin-top: 14px; }
 table { border-collapse: collapse; width: 100%; background: #fff; font-size: 13px; }
 th, td { border-bottom: 1px solid #e3e6ec; padding: 4px 8px; text-align: left; }
@@ -152,13 +182,27 @@ pre { white-space: pre-wrap; word-break: break-word; margin: 2px 0; font: 12px/1
 
 /**
  * The dashboard page, with the first snapshot inlined (`since`: the server's name for that snapshot, sent back when
- * the page subscribes to `/events` so the same snapshot is not sent twice): the first frame shows the totals and the latest rollouts with
- * no second request; chart.js (`/chart.js`, cached by the browser) is fetched meanwhile (preloaded) and run after it,
+ * the page subscribes to `/events` so the same snapshot is not sent twice): the first frame shows the totals, the
+ * reward curve (an SVG drawn here) and the latest rollouts with no second request; chart.js (`/chart.js`, cached by the browser) is fetched meanwhile (preloaded) and run after it,
  * and the charts drawn.
  */
 export function renderWatchPage(title: string, snapshot: LiveSnapshot, token: string, since = ""): string {
-  const panel = (id: string, h: string) =>
-    `<div class="panel"><h3>${escapeHtml(h)}</h3><div class="chart"><canvas id="${id}"></canvas></div></div>`;
+  const panel = (id: string, h: string, pre = "") =>
+    `<div class="panel"><h3>${escapeHtml(h)}</h3><div class="chart">${pre}<canvas id="${id}"></canvas></div></div>`;
+  // the reward curve drawn here too, so it is on screen with the first frame, before chart.js has loaded
+  const rewardLines = [
+    { label: "mean reward", data: snapshot.reward },
+    { label: "pass rate", data: snapshot.passRate },
+    ...Object.keys(snapshot.components).map((k) => ({ label: k, data: snapshot.components[k]! })),
+  ].map((l, i) => ({ ...l, color: HUES[i % HUES.length]! }));
+  // its note is painted with it (after it in the document): its Element Timing entry, "benchmax-static-reward", is
+  // when the curve reached the screen
+  const staticReward = `<div id="static-reward" class="static-chart">${staticLineChart(
+    snapshot.x,
+    rewardLines,
+    1,
+    snapshot.axis === "step" ? "trainer step" : "rollout",
+  )}<div class="static-note muted" elementtiming="benchmax-static-reward">${snapshot.total} rollouts</div></div>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
 <link rel="preload" as="script" href="/chart.js?token=${encodeURIComponent(token)}"><style>${STYLE}</style></head>
@@ -166,7 +210,7 @@ export function renderWatchPage(title: string, snapshot: LiveSnapshot, token: st
 <header><h1>${escapeHtml(title)}</h1><span class="muted"><span id="total">0</span> rollouts · <span id="width"></span></span><span id="status" class="muted">connecting…</span></header>
 <main>
 <div class="grid">
-${panel("chart-reward", "Reward, pass rate and components")}
+${panel("chart-reward", "Reward, pass rate and components", staticReward)}
 ${panel("chart-outcomes", "Error and truncation rates")}
 ${panel("chart-zero-variance", "Share of groups with zero reward variance")}
 ${panel("chart-length", "Response length")}
