@@ -11,14 +11,17 @@
 import { fork } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const log = (...a) => console.error("[record]", ...a);
 const self = fileURLToPath(import.meta.url);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 4000);
+// warm-up: until each server ran this many episodes (the JIT needs a count, not a time: on a loaded machine 4 s can
+// be a hundred episodes), or for WARMUP_MS at most
+const WARMUP_EPISODES = Number(process.env.BENCH_WARMUP_EPISODES ?? 6000);
+const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 25_000);
 const MEASURE_MS = Number(process.env.BENCH_MEASURE_MS ?? 1500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12);
 const TOKEN = "bench-token";
@@ -121,10 +124,11 @@ function cpuOf(c) {
 }
 
 /**
- * One measured round on `server`: `CONCURRENCY` clients each running episodes back to back for `ms`. Returns the
+ * One round on `server`: `CONCURRENCY` clients each running episodes back to back for `ms` (or until `maxEpisodes`
+ * ran). Returns the
  * episodes/s and the server process's CPU µs per episode (less sensitive to other jobs on the machine than a rate).
  */
-async function load(server, ms, step) {
+async function load(server, ms, step, maxEpisodes = Number.POSITIVE_INFINITY) {
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const cpu0 = await cpuOf(server.c);
   let n = 0;
@@ -132,7 +136,7 @@ async function load(server, ms, step) {
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      while (performance.now() < end) {
+      while (performance.now() < end && n < maxEpisodes) {
         await episode(agent, server.port, step);
         n++;
       }
@@ -201,6 +205,7 @@ async function stop(c) {
 }
 
 async function main() {
+  const loadAtStart = loadavg()[0].toFixed(1);
   const dir = mkdtempSync(join(tmpdir(), "bench-record-"));
   const plain = await start(undefined);
   const recorded = await start(join(dir, "run"));
@@ -208,8 +213,8 @@ async function main() {
     // what watches the recorded server runs from its warm-up to the end (as it would in production), so the
     // first fetch in this process (undici loading, JIT) is not charged to the first measured round
     const stopWatchers = watchers(recorded.port);
-    await load(plain, WARMUP_MS, 0);
-    await load(recorded, WARMUP_MS, 0);
+    await load(plain, WARMUP_MS, 0, WARMUP_EPISODES);
+    await load(recorded, WARMUP_MS, 0, WARMUP_EPISODES);
     const a = [];
     const b = [];
     for (let i = 0; i < ROUNDS; i++) {
@@ -237,8 +242,8 @@ async function main() {
     // (JIT warm-up, other jobs on the machine) that a ratio of the two medians keeps
     const ratio = med(b.map((x, i) => x.rate / a[i].rate));
     const cpuRatio = med(b.map((x, i) => x.cpuPerEpisode / a[i].cpuPerEpisode));
-    const load1 = (await import("node:os")).loadavg()[0].toFixed(1);
-    const how = `median of ${ROUNDS} alternating rounds of ${MEASURE_MS} ms, ${CONCURRENCY} clients; ratio: median of the per-round ratios; load average ${load1}`;
+    const load1 = `${loadAtStart} at the start, ${loadavg()[0].toFixed(1)} at the end (${cpus().length} CPUs)`;
+    const how = `median of ${ROUNDS} alternating rounds of ${MEASURE_MS} ms, ${CONCURRENCY} clients, after ${WARMUP_EPISODES} warm-up episodes on each server (${WARMUP_MS} ms at most); ratio: median of the per-round ratios; load average ${load1}`;
     const note = `episodes/s: ${how}; ${lines} lines recorded (${rec.written} written, ${rec.dropped} dropped); from its warm-up on, /metrics scraped ${scrapes} times and ${events} rollouts followed on the feed`;
     console.log(
       JSON.stringify({
