@@ -96,8 +96,9 @@ function cpuByPid() {
 }
 /** CPU time (ms) of this process and of the jails' processes between `start()` and `stop()` (live processes only). */
 function cpuMeter() {
-  const h0 = process.cpuUsage();
+  // the /proc walk is the bench's own cost: it runs before the host's clock starts (and after it stops)
   const j0 = cpuByPid();
+  const h0 = process.cpuUsage();
   return () => {
     const h = process.cpuUsage(h0);
     let jail = 0;
@@ -107,11 +108,16 @@ function cpuMeter() {
 }
 /** Like cpuMeter, for calls whose jails die inside the span (fresh jails): samples every 10 ms, keeps each pid's last. */
 function sampledCpuMeter() {
-  const h0 = process.cpuUsage();
+  // the /proc walk is the bench's own cost: it runs before the host's clock starts (and after it stops)
   const j0 = cpuByPid();
+  const h0 = process.cpuUsage();
   const seen = new Map(j0);
+  let own = 0; // the sampling's own CPU time, not counted as the host's
   const tick = () => {
+    const c0 = process.cpuUsage();
     for (const [pid, ms] of cpuByPid()) seen.set(pid, ms);
+    const c = process.cpuUsage(c0);
+    own += (c.user + c.system) / 1000;
   };
   const timer = setInterval(tick, 10);
   return () => {
@@ -120,7 +126,7 @@ function sampledCpuMeter() {
     const h = process.cpuUsage(h0);
     let jail = 0;
     for (const [pid, ms] of seen) jail += ms - (j0.get(pid) ?? 0);
-    return { host: (h.user + h.system) / 1000, jail };
+    return { host: (h.user + h.system) / 1000 - own, jail };
   };
 }
 

@@ -112,6 +112,49 @@ describe.skipIf(!py.ok)("a live interpreter per rollout", () => {
     }
   }, 60_000);
 
+  it("pool jails start at low priority; a rollout's interpreter runs at normal priority and cannot raise its own", async () => {
+    if (process.getuid?.() !== 0) {
+      console.warn(
+        "[env-excel] skipping the priority check: pool jails start at normal priority unless the env is root",
+      );
+      return;
+    }
+    closeInterpreters();
+    const a = sandbox();
+    await runPython(a.file, a.dir, "print(1)", { warmPool: 1 });
+    // bounded wait (not a timing assertion): the pool's refill is ready
+    for (let i = 0; i < 4800; i++) {
+      const st = interpreterStats();
+      if ((st.warmBy.python ?? 0) >= 1 && !st.startingBy.python) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const live = new Set(interpreterStats().pids);
+    const niceOf = (pid: number) => {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+    };
+    const parentOf = (pid: number) => {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    };
+    const pythons = [...procTree(process.pid)].filter(([, c]) => c.startsWith("python")).map(([p]) => p);
+    const rollout = pythons.filter((p) => live.has(parentOf(p)));
+    const warm = pythons.filter((p) => !live.has(parentOf(p)));
+    expect(rollout.length).toBe(1);
+    expect(warm.length).toBeGreaterThanOrEqual(1);
+    expect(rollout.map(niceOf)).toEqual([0]);
+    expect(warm.map(niceOf)).toEqual(warm.map(() => 10));
+    // the next rollout takes the warm jail: normal priority, and its code cannot raise it further
+    const b = sandbox();
+    const r = await runPython(
+      b.file,
+      b.dir,
+      "import os\nprint(os.getpriority(os.PRIO_PROCESS, 0))\ntry:\n    os.setpriority(os.PRIO_PROCESS, 0, -5)\n    print('raised')\nexcept PermissionError:\n    print('refused')",
+    );
+    expect(r.output.trim().split("\n")).toEqual(["0", "refused"]);
+    closeInterpreters();
+  }, 120_000);
+
   it("a clean environment: only the variables the jail sets, no PWD, OLDPWD or host variable", async () => {
     const { dir, file } = sandbox();
     const r = await runPython(file, dir, "import os, json\nprint(json.dumps(sorted(os.environ)), os.getcwd())");
