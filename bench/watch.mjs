@@ -126,9 +126,7 @@ async function main() {
           };
           look();
         }),
-        staticTotal: Number(
-          document.querySelector("[elementtiming=benchmax-static-reward]")?.textContent.split(" ")[0] ?? -1,
-        ),
+        staticTotal: globalThis.benchmaxStaticTotal ?? -1,
         chartJsMs: Math.round(globalThis.benchmaxChartJsMs ?? -1),
         points: globalThis.benchmaxCharts["chart-reward"].data.labels.length,
         libraryMs: Math.round(performance.getEntriesByName("benchmax:chart-library")[0]?.startTime ?? -1),

@@ -78,7 +78,9 @@ const WATCH_SCRIPT = String.raw`
     line("chart-tool-latency", latSets);
   }
   // the reward curve of the inlined snapshot is in the HTML (static SVG): painted with the first frame
-  // when the server-drawn curve reached the screen (Element Timing of its note): window.benchmaxStaticPaintMs
+  // the server-drawn curve's rollouts (window.benchmaxStaticTotal), and when it reached the screen (Element Timing
+  // of its note): window.benchmaxStaticPaintMs
+  window.benchmaxStaticTotal = document.getElementById("static-reward") ? snap.total : -1;
   try {
     new PerformanceObserver(function (list) {
       list.getEntries().forEach(function (e) {
