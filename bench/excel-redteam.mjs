@@ -6,7 +6,8 @@
  * run_python jail works) a non-zip, a DTD, a zip bomb and a 1.1M-shared-string workbook written by run_python, then
  * read — and a million-formula chain scored through `score`. The baseline is the same victims alone, same run.
  * Goal: max delay under 50 ms during the red team. Run `npx tsup` in packages/core and envs/excel first.
- * Prints progress to stderr and one JSON line to stdout.
+ * `BENCH_REDTEAM_CASES=dtd,zip` runs only the cases whose name holds one of those words (case-insensitive); the
+ * baseline always runs; `BENCH_REDTEAM_VICTIMS=0` runs the cases alone (for a CPU profile). Prints progress to stderr and one JSON line to stdout.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -23,6 +24,11 @@ if (!py.ok) log(`run_python cases skipped: ${py.reason}`);
 const env = excel.createEnv({ tools: py.ok ? "all" : "structured,js", runPythonTimeoutMs: 60_000 });
 const task = (await env.loadTasks()).find((t) => t.id === "101");
 const tmp = mkdtempSync(join(tmpdir(), "bench-excel-redteam-"));
+const only = (process.env.BENCH_REDTEAM_CASES ?? "")
+  .split(",")
+  .map((w) => w.trim().toLowerCase())
+  .filter(Boolean);
+const picked = (name) => !only.length || only.some((w) => name.toLowerCase().includes(w));
 
 const calls = (...cs) => ({
   role: "assistant",
@@ -53,32 +59,47 @@ function victims(n, stop) {
 }
 
 /**
- * The main thread's own CPU time (utime + stime of /proc/self/task/<pid>, in 10 ms clock ticks) between two
- * turns of a 5 ms timer: the longest stretch the event loop was busy with work, which — unlike the event-loop delay —
- * does not grow when a loaded machine leaves the thread waiting for a core.
+ * The main thread's own CPU time (/proc/self/task/<pid>/schedstat: nanoseconds on a CPU; where that file is missing,
+ * utime + stime of .../stat in 10 ms clock ticks) between two turns of a 5 ms timer: the longest stretch the event
+ * loop was busy with work, which — unlike the event-loop delay — does not grow when a loaded machine leaves the
+ * thread waiting for a core.
  */
+const turnLog = Number(process.env.BENCH_REDTEAM_TURNS ?? 0);
 function mainThreadSampler() {
-  const path = `/proc/self/task/${process.pid}/stat`;
-  const ticks = () => {
+  const dir = `/proc/self/task/${process.pid}`;
+  const ns = () => {
     try {
-      const f = readFileSync(path, "latin1");
-      const rest = f.slice(f.lastIndexOf(")") + 2).split(" ");
-      return Number(rest[11]) + Number(rest[12]); // fields 14 and 15: utime, stime
+      return Number(readFileSync(`${dir}/schedstat`, "latin1").split(" ")[0]) / 1e6;
     } catch {
       return Number.NaN;
     }
   };
-  let last = ticks();
+  const ticks = () => {
+    try {
+      const f = readFileSync(`${dir}/stat`, "latin1");
+      const rest = f.slice(f.lastIndexOf(")") + 2).split(" ");
+      return (Number(rest[11]) + Number(rest[12])) * 10; // fields 14 and 15: utime, stime
+    } catch {
+      return Number.NaN;
+    }
+  };
+  const cpuMs = Number.isFinite(ns()) ? ns : ticks;
+  let last = cpuMs();
+  let lastAt = process.hrtime.bigint() / 1000n;
   let max = 0;
   const t = setInterval(() => {
-    const now = ticks();
+    const now = cpuMs();
+    const at = process.hrtime.bigint() / 1000n;
     if (now - last > max) max = now - last;
+    // BENCH_REDTEAM_TURNS=<ms>: print each turn busier than that, as monotonic µs (a --cpu-prof's clock)
+    if (turnLog && now - last > turnLog) log(`busy turn ${(now - last).toFixed(1)} ms cpu, µs ${lastAt}..${at}`);
     last = now;
+    lastAt = at;
   }, 5);
   return {
     stop: () => {
       clearInterval(t);
-      return max * 10;
+      return Number(max.toFixed(1));
     },
   };
 }
@@ -87,7 +108,7 @@ async function measure(label, work) {
   const cpu = mainThreadSampler();
   const h = monitorEventLoopDelay({ resolution: 5 });
   const stop = { done: false };
-  const v = victims(4, stop);
+  const v = victims(Number(process.env.BENCH_REDTEAM_VICTIMS ?? 4), stop);
   h.enable();
   const t0 = performance.now();
   await work();
@@ -179,10 +200,10 @@ function redTeamCases(outcomes) {
       },
     ],
   ];
-  return cases;
+  return cases.filter(([name]) => picked(name));
 }
 
-await buildChain(join(tmp, "out.xlsx"));
+if (picked("million-formula chain (score)")) await buildChain(join(tmp, "out.xlsx"));
 const base = await measure("victims alone", () => new Promise((r) => setTimeout(r, 5_000)));
 const outcomes = {};
 const perCase = [];
@@ -203,7 +224,7 @@ figures.push({
 figures.push({
   id: "excel_redteam.main_thread_busy_max",
   label:
-    "longest main-thread CPU stretch between two 5 ms timer turns, over the red-team cases (/proc task utime+stime, 10 ms ticks; load-independent)",
+    "longest main-thread CPU stretch between two 5 ms timer turns, over the red-team cases (/proc task schedstat; load-independent)",
   value: busiest.busyMax,
   unit: "ms",
   goal: "< 50",

@@ -196,6 +196,10 @@ export class BookHost {
         return { replayError: `replaying call #${job.first + i + 1} (${call.name}) failed: ${msg}` };
       }
     }
-    return { bytes: new Uint8Array(await saveWorkbook(wb)) };
+    // on a SharedArrayBuffer: the thread that asked for it gets the bytes without a copy on its side
+    const saved = await saveWorkbook(wb);
+    const bytes = new Uint8Array(new SharedArrayBuffer(saved.byteLength));
+    bytes.set(saved);
+    return { bytes };
   }
 }

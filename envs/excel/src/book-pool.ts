@@ -9,6 +9,7 @@
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { BookHost, type BookJob, type BookReply, type ReplayJob } from "./book-host.js";
+import { movable, shareable } from "./compare-pool.js";
 import { workerScript } from "./worker-script.js";
 
 /** Most time one structured call (or one replay batch) may take on a worker. */
@@ -130,7 +131,11 @@ export class BookPool {
       });
     }, this.jobTimeoutMs);
     slot.timer.unref();
-    worker.postMessage(p.job);
+    // a replay's bytes go over shared (or as a copy the worker owns), never cloned on this thread
+    if (p.job.kind === "replay") {
+      const bytes = shareable(p.job.bytes);
+      worker.postMessage({ ...p.job, bytes }, movable(bytes));
+    } else worker.postMessage(p.job);
   }
 
   /** Workers started, files pinned, jobs waiting or running. */

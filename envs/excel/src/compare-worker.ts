@@ -24,6 +24,7 @@ parentPort?.on("message", (job: Job | BookJob | ReplayJob | { kind: "drop"; file
   }
   if (job.kind === "book" || job.kind === "replay") {
     host ??= new BookHost();
+    // a replay's workbook is on a SharedArrayBuffer (book-host.ts): the parent gets it without a copy
     void host.run(job).then((reply) => parentPort!.postMessage({ reply }));
     return;
   }

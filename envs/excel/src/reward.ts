@@ -3,12 +3,12 @@
  * recorded calls replayed on those inputs, as the official evaluation replays solution code), recalculated, and
  * compared with its answer file by the ported official compare. `pass` = all cases pass (hard), `soft` = fraction.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
 import { DatasetError, EnvError, type ScoreCase, type ScoreContext, type ScoreResult, Workspace } from "@benchmax/core";
 import { type CellMismatch, type CompareResult, compareWorkbooks } from "./compare.js";
-import { compareAsync, WorkerTimeoutError } from "./compare-pool.js";
+import { compareAsync, readShared, WorkerTimeoutError } from "./compare-pool.js";
 import type { ExcelTask } from "./dataset.js";
 import { findSoffice, type LibreOfficeRecalc, OutputRecalcError } from "./libreoffice.js";
 import {
@@ -67,7 +67,7 @@ export async function finalBytes(wb: Workbook | Buffer, scorer: Scorer): Promise
 
 async function readGold(path: string): Promise<Buffer> {
   try {
-    return readFileSync(path); // small files, CPU-bound scoring: a sync read avoids a thread-pool round trip
+    return await readShared(path); // on the thread pool, into memory a compare worker shares (compare-pool.ts)
   } catch (e) {
     throw new DatasetError(
       `cannot read answer file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
@@ -249,7 +249,7 @@ export async function scoreOneCase(c: ScoreCase, ctx: ScoreContext, scorer: Scor
   let message = "";
   const recalc = ctx.options.recalc !== false && ctx.options.recalc !== "false" && scorer.mode !== "none";
   if (existsSync(outPath)) {
-    output = readFileSync(outPath);
+    output = await readShared(outPath);
     if (recalc && scorer.mode === "libreoffice" && needsRecalc(output)) {
       try {
         output = await finalBytes(await loadWorkbook(output, "output file"), scorer);

@@ -25,6 +25,7 @@ import { type ExecReply, execInInterpreter, type InterpreterSpec, type LifeOptio
 import { boxFile, jailAvailable } from "./sandbox/jail.js";
 import { JailGone } from "./sandbox/live-jail.js";
 import { PY_RUNNER } from "./sandbox/py-runner.js";
+import { prestartSpawner } from "./sandbox/spawner.js";
 
 export interface RunPythonOptions extends LifeOptions {
   timeoutMs?: number;
@@ -85,6 +86,7 @@ function probe(python?: string): { ok: true; python: PythonInfo } | { ok: false;
     break;
   }
   const out = found ?? { ok: false as const, reason: failures.join("; ") };
+  if (out.ok) prestartSpawner(); // jails fork from it: start it while this process is small
   if (!python) info = out;
   return out;
 }

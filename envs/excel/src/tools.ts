@@ -1,11 +1,11 @@
 /** The excel env's tools: structured workbook operations on exceljs, `run_code` (JS) and `run_python` (openpyxl). */
 
-import { readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { type Tool, ToolError, tool, Workspace } from "@benchmax/core";
 import { z } from "zod";
 import type { BookReply } from "./book-host.js";
 import { bookAsync } from "./book-pool.js";
-import { inspectAsync } from "./compare-pool.js";
+import { inspectAsync, readShared } from "./compare-pool.js";
 import type { ExcelTask } from "./dataset.js";
 import { MUTATING, type OpName, schemas } from "./operations.js";
 import { type RunCodeOptions, runCode } from "./run-code.js";
@@ -76,8 +76,9 @@ export const WORKBOOK_FILE = "workbook.xlsx";
 
 /** The bytes of the rollout's workbook file (its own copy, or the shared snapshot). */
 export async function workbookBytes(state: ExcelState): Promise<Buffer> {
-  if (state.ws) return flushInterpreters(state.ws.dir).then(() => state.ws!.readFile(WORKBOOK_FILE));
-  if (state.base) return readFile(state.base.file);
+  // read on the thread pool into shared memory: a worker takes it without a copy on the event loop (compare-pool.ts)
+  if (state.ws) return flushInterpreters(state.ws.dir).then(() => readShared(state.ws!.resolve(WORKBOOK_FILE)));
+  if (state.base) return readShared(state.base.file);
   throw new Error("excel: rollout state has neither a workspace nor a snapshot");
 }
 

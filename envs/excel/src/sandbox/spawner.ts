@@ -226,6 +226,14 @@ export function spawnJailProcess(argv: string[], env: NodeJS.ProcessEnv): JailPr
   return spawn(argv[0]!, argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env });
 }
 
+/**
+ * Start the helper now, while this process is small (its own start is a fork of this process, once): an env that
+ * offers a code tool calls this when it finds the jail usable.
+ */
+export function prestartSpawner(): void {
+  if (process.env.BENCHMAX_JAIL_SPAWNER !== "0") helper ??= startHelper();
+}
+
 /** The helper's pid (tests), or undefined when none is running. */
 export function spawnerPid(): number | undefined {
   return helper?.proc.pid;
