@@ -286,7 +286,7 @@ export async function replayCalls(
         await writeFile(file, current);
         if (call.name === "run_code") await runCode(file, ws.dir, String(call.arguments.code), cfg.runCode);
         else await runPython(file, ws.dir, String(call.arguments.code), cfg.runPython);
-        const bytes = await ws.readFile(WORKBOOK_FILE);
+        const bytes = await readShared(file); // shared memory: inspected on a worker without a copy here
         const why = await modelFileProblem(bytes);
         if (why) throw new WorkbookError(`the workbook after ${call.name} cannot be opened: ${why}`);
         current = bytes;
