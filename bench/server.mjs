@@ -1043,10 +1043,17 @@ async function mcpBench(figures, round2) {
       },
       mcp: { ...(await mcpTarget(bmx.port)), child: bmx },
     };
-    // BENCH_SERVER_MODULE_B=<path>: a second server child from another build, measured in the same rounds (mcpB)
+    // BENCH_SERVER_MODULE_B=<path>: a second server child from another build, measured in the same rounds (mcpB, benchmaxB)
     if (process.env.BENCH_SERVER_MODULE_B) {
       other = await startChild("benchmax", { ...process.env, BENCH_SERVER_MODULE: process.env.BENCH_SERVER_MODULE_B });
       targets.mcpB = { ...(await mcpTarget(other.port)), child: other };
+      const rB = await createRollout(other.port);
+      targets.benchmaxB = {
+        port: other.port,
+        path: `/v1/rollouts/${rB.rolloutId}/call`,
+        headers: { authorization: "Bearer bench-token", "x-rollout-token": rB.token },
+        child: other,
+      };
     }
     // BENCH_TARGETS=echo,mcp: measure only those (a CPU profile of one path)
     const only = process.env.BENCH_TARGETS?.split(",");

@@ -24,6 +24,11 @@ export class PromMetrics {
   private readonly reward: Histogram<never>;
   private readonly component: Histogram<"component">;
   private readonly toolLatency: Histogram<"tool" | "error">;
+  /** Labelled children of `toolLatency` by tool name: [error "false", error "true"]. */
+  private readonly toolChildren = [
+    new Map<string, { observe(value: number): void }>(),
+    new Map<string, { observe(value: number): void }>(),
+  ] as const;
   private readonly phases: Histogram<"phase">;
   private readonly errors: Counter<"code">;
   private readonly recorded: Counter<"result">;
@@ -110,7 +115,14 @@ export class PromMetrics {
 
   toolCall(tool: string | undefined, ms: number, isError: boolean): void {
     const name = tool !== undefined && this.tools.has(tool) ? tool : "unknown";
-    this.toolLatency.observe({ tool: name, error: isError ? "true" : "false" }, ms / 1000);
+    // one labelled child per (tool, error), looked up once: no label object or hash per call (the hot path)
+    const children = this.toolChildren[isError ? 1 : 0];
+    let child = children.get(name);
+    if (!child) {
+      child = this.toolLatency.labels({ tool: name, error: isError ? "true" : "false" });
+      children.set(name, child);
+    }
+    child.observe(ms / 1000);
   }
 
   phase(phase: Phase, ms: number): void {

@@ -525,10 +525,14 @@ export class RolloutService {
     r.steps++;
     const t0 = performance.now();
     let res: ToolResult;
+    // marked busy like `use` does, without its closure and extra promise (this is every transport's hot path)
+    r.busy++;
     try {
-      res = await this.use(r, () => r.episode.callTool(call));
+      res = await r.episode.callTool(call);
     } catch (e) {
       throw failed(e, "");
+    } finally {
+      this.idle(r);
     }
     this.metrics.observeToolCall(performance.now() - t0, res.isError, call.name);
     r.toolCalls++;
