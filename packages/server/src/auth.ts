@@ -21,8 +21,29 @@ export function safeEqual(presented: string, secret: string): boolean {
     if (expected.size > 10_000) expected.clear();
     expected.set(secret, want);
   }
-  if (Buffer.byteLength(presented) !== want.length) return false;
-  return timingSafeEqual(Buffer.from(presented), want);
+  return equalsBytes(presented, want);
+}
+
+/** Scratch space the presented secret is encoded into, so a comparison allocates nothing (one thread: nothing runs
+ * between the write and the compare). Views by length, made once each. */
+const scratch = Buffer.allocUnsafe(512);
+const views: Buffer[] = [];
+
+/**
+ * Constant-time comparison of a presented secret with the expected one's bytes (UTF-8), without allocating: the
+ * lengths first (a length is not secret), then `timingSafeEqual` on the presented bytes written into a scratch view.
+ */
+export function equalsBytes(presented: string, want: Buffer): boolean {
+  const n = want.length;
+  if (Buffer.byteLength(presented) !== n) return false;
+  if (n > scratch.length) return timingSafeEqual(Buffer.from(presented), want);
+  let view = views[n];
+  if (!view) {
+    view = scratch.subarray(0, n);
+    views[n] = view;
+  }
+  view.write(presented, 0, n, "utf8");
+  return timingSafeEqual(view, want);
 }
 
 /**

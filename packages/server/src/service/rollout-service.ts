@@ -1,4 +1,3 @@
-import { timingSafeEqual } from "node:crypto";
 import {
   type ArtifactStore,
   type AssistantMessage,
@@ -25,6 +24,7 @@ import {
   UsageError,
 } from "@benchmax/core";
 import { Admission } from "../admission.js";
+import { equalsBytes } from "../auth.js";
 import { ServerMetrics } from "../metrics.js";
 import { badRequest, conflict, notFound, RolloutServiceError } from "./service-error.js";
 import { type TaskRef, TaskSource } from "./task-source.js";
@@ -700,7 +700,7 @@ function checkToken(r: Rollout, token: string | undefined, what: string): void {
       reason: "UNAUTHORIZED",
     });
   }
-  if (Buffer.byteLength(token) !== r.tokenBytes.length || !timingSafeEqual(Buffer.from(token), r.tokenBytes)) {
+  if (!equalsBytes(token, r.tokenBytes)) {
     throw new RolloutServiceError("forbidden", `wrong token for ${what} "${r.id}"`, { reason: "FORBIDDEN" });
   }
 }

@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import { equalsBytes, safeEqual } from "./auth.js";
+
+describe("equalsBytes", () => {
+  it("matches only the same secret, of any length, reusing its scratch safely", () => {
+    const want = Buffer.from("tok-abc");
+    expect(equalsBytes("tok-abc", want)).toBe(true);
+    expect(equalsBytes("tok-abd", want)).toBe(false);
+    expect(equalsBytes("tok-ab", want)).toBe(false);
+    expect(equalsBytes("tok-abcd", want)).toBe(false);
+    // a wrong presentation of the same length leaves nothing behind that makes the next one pass
+    expect(equalsBytes("xxxxxxx", want)).toBe(false);
+    expect(equalsBytes("tok-abc", Buffer.from("tok-xyz"))).toBe(false);
+    expect(equalsBytes("tok-abc", want)).toBe(true);
+  });
+
+  it("compares UTF-8 bytes (a multi-byte secret) and secrets longer than the scratch", () => {
+    expect(equalsBytes("clé-ü", Buffer.from("clé-ü"))).toBe(true);
+    expect(equalsBytes("cle-uu", Buffer.from("clé-u"))).toBe(false); // same byte length, other bytes
+    const long = "s".repeat(2000);
+    expect(equalsBytes(long, Buffer.from(long))).toBe(true);
+    expect(equalsBytes(`${long.slice(1)}t`, Buffer.from(long))).toBe(false);
+  });
+
+  it("safeEqual keeps its answers", () => {
+    expect(safeEqual("bench-token", "bench-token")).toBe(true);
+    expect(safeEqual("bench-tokeN", "bench-token")).toBe(false);
+    expect(safeEqual("", "bench-token")).toBe(false);
+  });
+});
