@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { ToolLatencyHistogram } from "./tool-latency-histogram.js";
 
 /** Latency buckets (seconds), 0.5 ms to 60 s. */
 const LATENCY_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -23,12 +24,7 @@ export class PromMetrics {
   private readonly outcomes: Counter<"outcome">;
   private readonly reward: Histogram<never>;
   private readonly component: Histogram<"component">;
-  private readonly toolLatency: Histogram<"tool" | "error">;
-  /** Labelled children of `toolLatency` by tool name: [error "false", error "true"]. */
-  private readonly toolChildren = [
-    new Map<string, { observe(value: number): void }>(),
-    new Map<string, { observe(value: number): void }>(),
-  ] as const;
+  private readonly toolLatency: ToolLatencyHistogram;
   private readonly phases: Histogram<"phase">;
   private readonly errors: Counter<"code">;
   private readonly recorded: Counter<"result">;
@@ -55,13 +51,13 @@ export class PromMetrics {
       buckets: REWARD,
       registers,
     });
-    this.toolLatency = new Histogram({
-      name: "benchmax_tool_call_seconds",
-      help: "Tool-call latency by tool (tools outside the env's list count as 'unknown').",
-      labelNames: ["tool", "error"],
-      buckets: LATENCY_S,
-      registers,
-    });
+    // counted in plain arrays per call, read by the registry at scrape time (prom-client's observe hashes labels)
+    this.toolLatency = new ToolLatencyHistogram(
+      "benchmax_tool_call_seconds",
+      "Tool-call latency by tool (tools outside the env's list count as 'unknown').",
+      LATENCY_S,
+      this.registry,
+    );
     this.phases = new Histogram({
       name: "benchmax_phase_seconds",
       help: "Latency of env init, of one step, and of reward computation.",
@@ -115,14 +111,7 @@ export class PromMetrics {
 
   toolCall(tool: string | undefined, ms: number, isError: boolean): void {
     const name = tool !== undefined && this.tools.has(tool) ? tool : "unknown";
-    // one labelled child per (tool, error), looked up once: no label object or hash per call (the hot path)
-    const children = this.toolChildren[isError ? 1 : 0];
-    let child = children.get(name);
-    if (!child) {
-      child = this.toolLatency.labels({ tool: name, error: isError ? "true" : "false" });
-      children.set(name, child);
-    }
-    child.observe(ms / 1000);
+    if (Number.isFinite(ms)) this.toolLatency.observe(name, isError, ms / 1000);
   }
 
   phase(phase: Phase, ms: number): void {
