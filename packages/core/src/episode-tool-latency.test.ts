@@ -51,4 +51,52 @@ describe("per-tool latency in the result", () => {
     const round = JSON.parse(JSON.stringify(ep.result())) as { toolLatencyMs: Record<string, number[]> };
     expect(Object.keys(round.toolLatencyMs)).toHaveLength(33);
   });
+
+  it("keeps at most 1,024 values per tool in a long rollout, spread over all its calls", async () => {
+    const ep = await Episode.start(env, task, { rolloutId: "r3", toolFormat: "openai" });
+    for (let i = 0; i < 1024; i++) await ep.callTool({ name: "echo", arguments: {} });
+    expect(ep.result().toolLatencyMs!.echo).toHaveLength(1024); // below the cap: every call
+    for (let i = 1024; i < 5000; i++) await ep.callTool({ name: "echo", arguments: {} });
+    await ep.callTool({ name: "nope", arguments: {} });
+    const lat = ep.result().toolLatencyMs!;
+    // 5,000 calls: thinned at calls 1,024, 2,048 and 4,096 (stride 8): calls 0, 8, …, 4,992 kept
+    expect(lat.echo).toHaveLength(625);
+    expect(lat.nope).toHaveLength(1);
+    expect(ep.result().toolCalls).toBe(5001);
+  });
+});
+
+describe("direct tool calls under their limits", () => {
+  const hanging: Env = {
+    ...env,
+    runTool(_id, call: ToolCallRequest) {
+      if (call.name === "sync") throw new Error("sync boom");
+      if (call.name === "hang") return new Promise(() => {});
+      return Promise.resolve({ content: "ok", isError: false });
+    },
+  };
+
+  it("a tool past its time limit fails the episode (env_error) and rejects", async () => {
+    const ep = await Episode.start(hanging, task, { rolloutId: "h1", toolFormat: "openai", toolTimeoutMs: 5 });
+    await expect(ep.callTool({ name: "hang", arguments: {} })).rejects.toThrow(/did not return within 5 ms/);
+    expect(ep.outcome).toBe("env_error");
+    await expect(ep.callTool({ name: "echo", arguments: {} })).rejects.toThrow(/is done/);
+  });
+
+  it("the episode deadline passing first ends it truncated with an error result", async () => {
+    const ep = await Episode.start(hanging, task, { rolloutId: "h2", toolFormat: "openai", deadlineMs: 20 });
+    const res = await ep.callTool({ name: "hang", arguments: {} });
+    expect(res).toEqual({
+      content: `Error: the episode's time limit ran out before tool "hang" returned`,
+      isError: true,
+    });
+    expect(ep.outcome).toBe("truncated");
+    expect(ep.toolCalls).toBe(1);
+  });
+
+  it("an env that throws synchronously fails the episode and rejects", async () => {
+    const ep = await Episode.start(hanging, task, { rolloutId: "h3", toolFormat: "openai" });
+    await expect(ep.callTool({ name: "sync", arguments: {} })).rejects.toThrow(/sync boom/);
+    expect(ep.outcome).toBe("env_error");
+  });
 });

@@ -8,7 +8,7 @@ import type { Outcome, RolloutResult, TurnTokens } from "./rollout-result.js";
 import { type ArtifactStore, captureArtifacts } from "./run-dir/artifacts.js";
 import { DEFAULT_TIMEOUTS, DeadlineExceeded, isLimit, startLimit, stopLimit, withTimeout } from "./timeout.js";
 import { tokenDriftTurns, validTurnTokens } from "./token-drift.js";
-import { extractToolCalls, type ParsedToolCall, type ToolCallItem } from "./tool-calls.js";
+import { extractToolCalls, type ToolCallItem } from "./tool-calls.js";
 import type {
   AssistantMessage,
   Message,
@@ -19,6 +19,9 @@ import type {
   ToolResult,
   Usage,
 } from "./types.js";
+
+/** Most latency values `toolLatencyMs` keeps per tool (past it, thinned: see `timeTool`). */
+const MAX_LATENCY_SAMPLES = 1024;
 
 export type TruncatedBy = NonNullable<RolloutResult["truncatedBy"]>;
 
@@ -159,6 +162,8 @@ export class Episode<T extends Task = Task> {
   private readonly started = performance.now();
   private readonly deadline: number | undefined;
   private readonly toolTimeoutMs: number;
+  /** Per tool past MAX_LATENCY_SAMPLES: calls seen and the stride of the ones kept (see `timeTool`). */
+  private latencyThinning?: Map<string, { seen: number; stride: number }>;
   private usageSum: Usage | undefined;
   /** Token ids per assistant turn, when the policy's replies carried them. */
   private tokens: TurnTokens[] | undefined;
@@ -521,57 +526,125 @@ export class Episode<T extends Task = Task> {
     tools?.push({ id, name, result: res });
   }
 
-  /** A returned tool call's latency under its tool's name (`toolLatencyMs`; past 32 names, under "other"). */
+  /**
+   * A returned tool call's latency under its tool's name (`toolLatencyMs`; past 32 names, under "other"). Each
+   * tool keeps at most MAX_LATENCY_SAMPLES values: when full, every other value is dropped and from then on only
+   * every second (fourth, …) call is kept, so a long rollout's memory stays bounded and its samples stay spread
+   * over the whole rollout. Below the cap every call is kept, in order.
+   */
   private timeTool(name: string | undefined, t0: number): void {
+    const ms = Math.round((performance.now() - t0) * 100) / 100;
     const lat = (this.r.toolLatencyMs ??= Object.create(null) as Record<string, number[]>);
     let key = name || "unknown";
-    if (!Object.hasOwn(lat, key) && Object.keys(lat).length >= 32) key = "other";
-    (lat[key] ??= []).push(Math.round((performance.now() - t0) * 100) / 100);
+    let times = lat[key];
+    if (times === undefined) {
+      if (Object.keys(lat).length >= 32) {
+        key = "other";
+        times = lat.other;
+      }
+      if (times === undefined) times = lat[key] = [];
+    }
+    const thin = this.latencyThinning?.get(key);
+    if (thin === undefined && times.length < MAX_LATENCY_SAMPLES) {
+      times.push(ms);
+      return;
+    }
+    // past the cap: keep call number `seen` only when it falls on the stride
+    const t = thin ?? { seen: times.length, stride: 1 };
+    if (thin === undefined) (this.latencyThinning ??= new Map()).set(key, t);
+    if (t.seen % t.stride === 0) {
+      if (times.length >= MAX_LATENCY_SAMPLES) {
+        let j = 0;
+        for (let i = 0; i < times.length; i += 2) times[j++] = times[i]!;
+        times.length = j;
+        t.stride *= 2;
+      }
+      if (t.seen % t.stride === 0) times.push(ms);
+    }
+    t.seen++;
   }
 
-  /** `env.runTool` under the tool time limit and the episode's deadline, whichever comes first. */
-  private runTool(call: ParsedToolCall): Promise<ToolResult> {
-    const toolMs = this.toolTimeoutMs;
-    let left: number | undefined;
-    if (this.deadline !== undefined) {
-      left = this.deadline - performance.now();
-      if (left <= 0) return Promise.reject(new DeadlineExceeded());
-    }
-    this.r.toolCalls++;
-    const p = this.env.runTool(this.rolloutId, { id: call.id, name: call.name, arguments: call.arguments });
-    if (left !== undefined && (!isLimit(toolMs) || left < toolMs)) {
-      return withTimeout(p, left, () => new DeadlineExceeded());
-    }
-    return withTimeout(p, toolMs, () => new EnvError(`tool "${call.name}" did not return within ${toolMs} ms`));
+  /** A direct call's result when the episode's deadline passes first: the episode ends truncated. */
+  private outOfTime(name: string): ToolResult {
+    this.truncate("deadline");
+    return { content: `Error: the episode's time limit ran out before tool "${name}" returned`, isError: true };
   }
 
   /**
    * Run one tool call outside a reply (an OpenEnv `call_tool` action, an MCP `tools/call`): counted, timed and
    * deadline-bound like a reply's calls, but no turn and no message is added. An env failure ends the episode
-   * (env_error) and is thrown; a passed deadline ends it truncated and returns an error result.
+   * (env_error) and is thrown; a passed deadline ends it truncated and returns an error result. The limit is armed
+   * here, one promise per call (this is every transport's hot path).
    */
-  async callTool(call: ToolCallRequest): Promise<ToolResult> {
+  callTool(call: ToolCallRequest): Promise<ToolResult> {
     if (this.ended) {
-      throw new UsageError(`episode ${this.rolloutId} is done (${this.r.outcome}); start a new one`);
+      return Promise.reject(new UsageError(`episode ${this.rolloutId} is done (${this.r.outcome}); start a new one`));
     }
+    const name = call.name;
     const id = call.id ?? `call_${this.r.turns}_${this.r.toolCalls}`;
-    try {
-      const t0 = performance.now();
-      const res = await this.runTool({ id, name: call.name, arguments: call.arguments ?? {} });
-      this.timeTool(call.name, t0);
-      if (res.isError) this.r.toolErrors++;
-      return res;
-    } catch (e) {
-      if (e instanceof DeadlineExceeded) {
-        this.truncate("deadline");
-        return {
-          content: `Error: the episode's time limit ran out before tool "${call.name}" returned`,
-          isError: true,
-        };
+    const toolMs = this.toolTimeoutMs;
+    let ms = toolMs;
+    let byDeadline = false;
+    if (this.deadline !== undefined) {
+      const left = this.deadline - performance.now();
+      if (left <= 0) return Promise.resolve(this.outOfTime(name));
+      if (!isLimit(toolMs) || left < toolMs) {
+        ms = left;
+        byDeadline = true;
       }
+    }
+    const failed = (e: unknown): ToolResult => {
+      if (e instanceof DeadlineExceeded) return this.outOfTime(name);
       this.failWith(e);
       throw e;
+    };
+    this.r.toolCalls++;
+    const t0 = performance.now();
+    let p: Promise<ToolResult>;
+    try {
+      p = Promise.resolve(this.env.runTool(this.rolloutId, { id, name, arguments: call.arguments ?? {} }));
+    } catch (e) {
+      try {
+        return Promise.resolve(failed(e));
+      } catch (thrown) {
+        return Promise.reject(thrown);
+      }
     }
+    return new Promise<ToolResult>((resolve, reject) => {
+      let settled = false;
+      const limit = isLimit(ms)
+        ? startLimit(ms, () => {
+            if (settled) return;
+            settled = true;
+            if (byDeadline) resolve(this.outOfTime(name));
+            else {
+              const e = new EnvError(`tool "${name}" did not return within ${toolMs} ms`);
+              this.failWith(e);
+              reject(e);
+            }
+          })
+        : undefined;
+      p.then(
+        (res) => {
+          if (settled) return;
+          settled = true;
+          if (limit) stopLimit(limit);
+          this.timeTool(name, t0);
+          if (res.isError) this.r.toolErrors++;
+          resolve(res);
+        },
+        (e: unknown) => {
+          if (settled) return;
+          settled = true;
+          if (limit) stopLimit(limit);
+          try {
+            resolve(failed(e));
+          } catch (thrown) {
+            reject(thrown);
+          }
+        },
+      );
+    });
   }
 
   /** Before the next turn: end the episode when a limit is reached. True when it ended. */
