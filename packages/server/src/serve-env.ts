@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { type Env, errorMessage, type Message, type Task, type ToolCallRequest } from "@benchmax/core";
 import FindMyWay from "find-my-way";
 import { checkBearer } from "./auth.js";
+import { CALL_ROUTE, callId } from "./call-route.js";
 import { type ConnectionLimits, checkOrigin, clientOf, edgePolicy, guardConnections, serverOptions } from "./edge.js";
 import { classify, isOpenEnvValidation } from "./error-codes.js";
 import { HttpError, validationDetail } from "./http-error.js";
@@ -449,8 +450,11 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     throw new HttpError(405, "METHOD_NOT_ALLOWED", `${req.method} ${req.url?.split("?")[0]} is not allowed`);
   };
   const declared = new Map<string, Set<string>>();
+  /** POST /v1/rollouts/:id/call's store, matched ahead of the router (`callId`): the tool-call hot path. */
+  let callStore: Found | undefined;
   for (const r of ROUTE_LIST as readonly RouteSpec[]) {
     const store: Found = { handler: handlers[r.name as RouteName], open: r.public === true };
+    if (r.method === "POST" && r.path === CALL_ROUTE) callStore = store;
     router.on(r.method, r.path, () => {}, store);
     let set = declared.get(r.path);
     if (!set) declared.set(r.path, (set = new Set()));
@@ -465,6 +469,15 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     const q = url.indexOf("?");
     const path = q < 0 ? url : url.slice(0, q);
     const query = q < 0 ? "" : url.slice(q + 1);
+    const id = callStore && req.method === "POST" ? callId(path) : undefined;
+    if (id !== undefined) {
+      // the direct match: what the router would find for this path, without its walk and params object
+      if (!callStore!.open) {
+        const authError = token ? checkBearer(req.headers.authorization, token) : checkOrigin(req, originPolicy);
+        if (authError) throw authError;
+      }
+      return callStore!.handler(req, res, id, query);
+    }
     const found = router.find((req.method ?? "GET") as FindMyWay.HTTPMethod, path);
     const store = found?.store as Found | undefined;
     if (!store?.open) {
