@@ -107,8 +107,12 @@ function instanceId(): string {
   return tag && /^[A-Za-z0-9_-]{1,64}$/.test(tag) ? `${tag}.${rnd}` : rnd;
 }
 
-async function readBody(req: IncomingMessage, limit: number): Promise<Record<string, unknown>> {
-  const text = await readText(req, limit);
+function readBody(req: IncomingMessage, limit: number): Promise<Record<string, unknown>> {
+  return readText(req, limit).then(parseBody);
+}
+
+/** A request body's JSON object (`{}` for an empty body). */
+function parseBody(text: string): Record<string, unknown> {
   if (text.length === 0) return {};
   let v: unknown;
   try {

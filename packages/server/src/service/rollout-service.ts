@@ -519,24 +519,41 @@ export class RolloutService {
    * the tool limit and the episode deadline; no turn is added. `conflict` once the episode is done; an env failure
    * ends the episode and is thrown as `env_error` / `infra_error`.
    */
-  async callTool(rollout: ServedRollout, call: ToolCallRequest): Promise<ToolResult> {
-    const r = this.own(rollout);
-    if (r.done) throw conflict(`rollout "${r.id}" is done (${r.episode.outcome}); create a new one`, "EPISODE_DONE");
+  callTool(rollout: ServedRollout, call: ToolCallRequest): Promise<ToolResult> {
+    let r: Rollout;
+    try {
+      r = this.own(rollout);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (r.done) {
+      return Promise.reject(
+        conflict(`rollout "${r.id}" is done (${r.episode.outcome}); create a new one`, "EPISODE_DONE"),
+      );
+    }
     r.steps++;
     const t0 = performance.now();
-    let res: ToolResult;
-    // marked busy like `use` does, without its closure and extra promise (this is every transport's hot path)
+    // marked busy like `use` does, with one `then` and no async frame (this is every transport's hot path)
     r.busy++;
+    let p: Promise<ToolResult>;
     try {
-      res = await r.episode.callTool(call);
+      p = r.episode.callTool(call);
     } catch (e) {
-      throw failed(e, "");
-    } finally {
       this.idle(r);
+      return Promise.reject(failed(e, ""));
     }
-    this.metrics.observeToolCall(performance.now() - t0, res.isError, call.name);
-    r.toolCalls++;
-    return res;
+    return p.then(
+      (res) => {
+        this.idle(r);
+        this.metrics.observeToolCall(performance.now() - t0, res.isError, call.name);
+        r.toolCalls++;
+        return res;
+      },
+      (e: unknown) => {
+        this.idle(r);
+        throw failed(e, "");
+      },
+    );
   }
 
   /**
