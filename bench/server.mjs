@@ -1079,6 +1079,11 @@ async function mcpBench(figures, round2) {
         unit: "req/s",
         ratio: rps.echo ? round2(ratio(name)) : undefined,
         server_cpu_us_per_call: round2(median(cpu[name])),
+        // a build against its B twin: the median over rounds of that round's CPU-per-call ratio (same moment, same load)
+        server_cpu_ratio_to_B:
+          cpu[`${name}B`] && cpu[name].length === cpu[`${name}B`].length
+            ? Math.round(median(cpu[name].map((x, i) => x / cpu[`${name}B`][i])) * 1000) / 1000
+            : undefined,
       });
     }
   } finally {
