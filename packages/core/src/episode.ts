@@ -452,18 +452,42 @@ export class Episode<T extends Task = Task> {
     }
     const call = item.call;
     const { id, name } = call;
-    const out = (): boolean => {
-      const res = { content: `Error: the episode's time limit ran out before tool "${name}" returned`, isError: true };
-      this.observe(id, name, res, observations, tools);
-      this.truncate("deadline");
-      return false;
-    };
+    return this.bounded(
+      { id, name, arguments: call.arguments },
+      (res) => {
+        this.observe(id, name, res, observations, tools);
+        return true;
+      },
+      () => {
+        this.observe(id, name, this.outOfTime(name), observations, tools);
+        return false;
+      },
+      (e) => {
+        throw e; // the driver fails the episode with it
+      },
+    );
+  }
+
+  /**
+   * One tool call under the tool's time limit and the episode's deadline, whichever ends first: counted and timed.
+   * `done` takes its result; `late` answers a deadline that passed first (the call is not counted when it had
+   * passed already); `failed` takes the tool's failure or an EnvError when the tool's own limit ran out, and may
+   * throw (then the promise rejects). The limit is armed here, one promise per call: every step and every
+   * transport's direct call runs through it.
+   */
+  private bounded<T>(
+    req: ToolCallRequest & { id: string },
+    done: (res: ToolResult) => T,
+    late: () => T,
+    failed: (e: unknown) => T,
+  ): Promise<T> {
+    const name = req.name;
     const toolMs = this.toolTimeoutMs;
     let ms = toolMs;
     let byDeadline = false;
     if (this.deadline !== undefined) {
       const left = this.deadline - performance.now();
-      if (left <= 0) return Promise.resolve(out());
+      if (left <= 0) return Promise.resolve(late());
       if (!isLimit(toolMs) || left < toolMs) {
         ms = left;
         byDeadline = true;
@@ -471,16 +495,28 @@ export class Episode<T extends Task = Task> {
     }
     this.r.toolCalls++;
     const t0 = performance.now();
-    const p = Promise.resolve(this.env.runTool(this.rolloutId, { id, name, arguments: call.arguments }));
-    // the limit is armed here rather than through withTimeout: one promise less per tool call
-    return new Promise<boolean>((resolve, reject) => {
+    return new Promise<T>((resolve, reject) => {
+      const fail = (e: unknown) => {
+        try {
+          resolve(failed(e));
+        } catch (thrown) {
+          reject(thrown);
+        }
+      };
+      let p: Promise<ToolResult>;
+      try {
+        p = Promise.resolve(this.env.runTool(this.rolloutId, req));
+      } catch (e) {
+        fail(e);
+        return;
+      }
       let settled = false;
       const limit = isLimit(ms)
         ? startLimit(ms, () => {
             if (settled) return;
             settled = true;
-            if (byDeadline) resolve(out());
-            else reject(new EnvError(`tool "${name}" did not return within ${toolMs} ms`));
+            if (byDeadline) resolve(late());
+            else fail(new EnvError(`tool "${name}" did not return within ${toolMs} ms`));
           })
         : undefined;
       p.then(
@@ -489,14 +525,13 @@ export class Episode<T extends Task = Task> {
           settled = true;
           if (limit) stopLimit(limit);
           this.timeTool(name, t0);
-          this.observe(id, name, res, observations, tools);
-          resolve(true);
+          resolve(done(res));
         },
         (e: unknown) => {
           if (settled) return;
           settled = true;
           if (limit) stopLimit(limit);
-          reject(e);
+          fail(e);
         },
       );
     });
@@ -564,7 +599,7 @@ export class Episode<T extends Task = Task> {
     t.seen++;
   }
 
-  /** A direct call's result when the episode's deadline passes first: the episode ends truncated. */
+  /** A call's result when the episode's deadline passes first: the episode ends truncated. */
   private outOfTime(name: string): ToolResult {
     this.truncate("deadline");
     return { content: `Error: the episode's time limit ran out before tool "${name}" returned`, isError: true };
@@ -582,69 +617,19 @@ export class Episode<T extends Task = Task> {
     }
     const name = call.name;
     const id = call.id ?? `call_${this.r.turns}_${this.r.toolCalls}`;
-    const toolMs = this.toolTimeoutMs;
-    let ms = toolMs;
-    let byDeadline = false;
-    if (this.deadline !== undefined) {
-      const left = this.deadline - performance.now();
-      if (left <= 0) return Promise.resolve(this.outOfTime(name));
-      if (!isLimit(toolMs) || left < toolMs) {
-        ms = left;
-        byDeadline = true;
-      }
-    }
-    const failed = (e: unknown): ToolResult => {
-      if (e instanceof DeadlineExceeded) return this.outOfTime(name);
-      this.failWith(e);
-      throw e;
-    };
-    this.r.toolCalls++;
-    const t0 = performance.now();
-    let p: Promise<ToolResult>;
-    try {
-      p = Promise.resolve(this.env.runTool(this.rolloutId, { id, name, arguments: call.arguments ?? {} }));
-    } catch (e) {
-      try {
-        return Promise.resolve(failed(e));
-      } catch (thrown) {
-        return Promise.reject(thrown);
-      }
-    }
-    return new Promise<ToolResult>((resolve, reject) => {
-      let settled = false;
-      const limit = isLimit(ms)
-        ? startLimit(ms, () => {
-            if (settled) return;
-            settled = true;
-            if (byDeadline) resolve(this.outOfTime(name));
-            else {
-              const e = new EnvError(`tool "${name}" did not return within ${toolMs} ms`);
-              this.failWith(e);
-              reject(e);
-            }
-          })
-        : undefined;
-      p.then(
-        (res) => {
-          if (settled) return;
-          settled = true;
-          if (limit) stopLimit(limit);
-          this.timeTool(name, t0);
-          if (res.isError) this.r.toolErrors++;
-          resolve(res);
-        },
-        (e: unknown) => {
-          if (settled) return;
-          settled = true;
-          if (limit) stopLimit(limit);
-          try {
-            resolve(failed(e));
-          } catch (thrown) {
-            reject(thrown);
-          }
-        },
-      );
-    });
+    return this.bounded(
+      { id, name, arguments: call.arguments ?? {} },
+      (res) => {
+        if (res.isError) this.r.toolErrors++;
+        return res;
+      },
+      () => this.outOfTime(name),
+      (e) => {
+        if (e instanceof DeadlineExceeded) return this.outOfTime(name);
+        this.failWith(e);
+        throw e;
+      },
+    );
   }
 
   /** Before the next turn: end the episode when a limit is reached. True when it ended. */
