@@ -140,3 +140,26 @@ describe("RunAggregate: RL numbers", () => {
     expect(s.breakdown!.split!.dev).toEqual({ n: 2, scored: 1, meanReward: 1, passRate: 1 });
   });
 });
+
+describe("RunAggregate: memory bounded by tasks, not rollouts", () => {
+  it("keeps bounded state per task and per group over a long training-style stream", () => {
+    const agg = new RunAggregate(1);
+    // 5 tasks, each sampled in 8,000 groups of 4 (a long run): 160,000 rollouts
+    for (let g = 0; g < 40_000; g++)
+      for (let i = 0; i < 4; i++)
+        agg.add(result(`t${g % 5}`, { groupId: `step${g}`, reward: (g + i) % 4 === 0 ? 1 : 0 }));
+    const inner = agg as unknown as {
+      groups: { openCount: number };
+      tasks: Map<string, { rewards: { n: number; maxAtK(k: number): number } }>;
+    };
+    expect(inner.groups.openCount).toBeLessThanOrEqual(16_384);
+    expect(inner.tasks.get("t0")!.rewards.n).toBe(32_000);
+    const s = agg.summary({ env: "e", policy: "p" });
+    expect(s.n).toBe(160_000);
+    expect(s.rl!.groups).toBe(40_000);
+    // every group holds exactly one pass in four: std √(3/16), none flat
+    expect(s.rl!.groupRewardStd).toBeCloseTo(Math.sqrt(3 / 16), 9);
+    expect(s.rl!.zeroVarianceShare).toBe(0);
+    expect(s.rl!.passAtK["1"]).toBeCloseTo(0.25, 12);
+  });
+});

@@ -1,4 +1,6 @@
-import { kValues, maxAtK, passAtK, populationStd } from "./rl-stats.js";
+import { GroupSpread } from "./group-spread.js";
+import { RewardMultiset } from "./reward-multiset.js";
+import { kValues, passAtK } from "./rl-stats.js";
 import { isScored, OUTCOMES, type Outcome, type RolloutResult } from "./rollout-result.js";
 import type { RunSummary, Stats } from "./summary.js";
 import { textOf } from "./types.js";
@@ -103,8 +105,8 @@ interface TaskAgg {
   scored: number;
   rewardSum: number;
   passes: number;
-  /** Scored rewards, for max@k. */
-  rewards: number[];
+  /** Scored rewards, for max@k (a task's own aggregate only; bounded, see RewardMultiset). */
+  rewards?: RewardMultiset;
   /** For a metadata slice: the first task seen in it, and whether another task was seen too. */
   task?: string;
   shared?: boolean;
@@ -114,7 +116,7 @@ interface TaskAgg {
 const MAX_SLICE_VALUES = 50;
 
 function newSlice(): TaskAgg {
-  return { n: 0, scored: 0, rewardSum: 0, passes: 0, rewards: [] };
+  return { n: 0, scored: 0, rewardSum: 0, passes: 0 };
 }
 
 const sliceOut = (t: TaskAgg) => ({
@@ -150,7 +152,8 @@ const EPS = 1e-9;
 /**
  * The aggregates of a run, fed one result at a time: outcome counters, reward and component means, pass rates
  * overall and per task, turn and tool-call means, rollout-time stats. Memory grows with the number of tasks,
- * not of rollouts. `summary()` gives the run's summary.json.
+ * not of rollouts: each task keeps a bounded multiset of its rewards (max@k) and at most 16,384 groups stay open
+ * (group spread). `summary()` gives the run's summary.json.
  */
 export class RunAggregate {
   n = 0;
@@ -163,8 +166,8 @@ export class RunAggregate {
   private readonly tasks = new Map<string, TaskAgg>();
   private turns = 0;
   private toolCalls = 0;
-  /** Scored rewards per group id (for per-group std and the zero-variance share). */
-  private readonly groups = new Map<string, number[]>();
+  /** Reward spread per group id (per-group std and the zero-variance share). */
+  private readonly groups = new GroupSpread();
   private readonly tokens = {
     prompt: new StreamingStats(),
     completion: new StreamingStats(),
@@ -201,7 +204,7 @@ export class RunAggregate {
       this.drift.flagged += r.tokenDrift?.length ?? 0;
     }
     let t = this.tasks.get(r.taskId);
-    if (!t) this.tasks.set(r.taskId, (t = newSlice()));
+    if (!t) this.tasks.set(r.taskId, (t = { ...newSlice(), rewards: new RewardMultiset() }));
     const slices = this.slicesOf(r);
     t.n++;
     for (const sl of slices) sl.n++;
@@ -214,12 +217,9 @@ export class RunAggregate {
       a.rewardSum += reward;
       if (pass) a.passes++;
     }
-    t.rewards.push(reward);
+    t.rewards!.add(reward);
     if (pass) this.passes++;
-    const gid = r.groupId ?? r.taskId;
-    let g = this.groups.get(gid);
-    if (!g) this.groups.set(gid, (g = []));
-    g.push(reward);
+    this.groups.add(r.groupId ?? r.taskId, reward);
     for (const k in r.rewards) {
       let c = this.components.get(k);
       if (!c) this.components.set(k, (c = { sum: 0, n: 0 }));
@@ -266,7 +266,7 @@ export class RunAggregate {
       for (const t of this.tasks.values()) {
         if (t.scored < k) continue;
         p += passAtK(t.scored, t.passes, k);
-        m += maxAtK(t.rewards, k);
+        m += t.rewards!.maxAtK(k);
         count++;
       }
       if (count) {
@@ -274,23 +274,7 @@ export class RunAggregate {
         maxAt[k] = m / count;
       }
     }
-    let groups = 0;
-    let stdSum = 0;
-    let flat = 0;
-    for (const g of this.groups.values()) {
-      if (g.length < 2) continue;
-      groups++;
-      const sd = populationStd(g);
-      stdSum += sd;
-      if (Math.max(...g) - Math.min(...g) <= EPS) flat++;
-    }
-    return {
-      passAtK: passAt,
-      maxAtK: maxAt,
-      groups,
-      groupRewardStd: groups ? stdSum / groups : null,
-      zeroVarianceShare: groups ? flat / groups : null,
-    };
+    return { passAtK: passAt, maxAtK: maxAt, ...this.groups.summary() };
   }
 
   /** Rollouts with a reward (completed or truncated). */
