@@ -29,6 +29,7 @@ export * from "./run-many.js";
 export * from "./schemas.js";
 export * from "./score.js";
 export * from "./seeded-random.js";
+export * from "./series/index.js";
 export * from "./summary.js";
 export * from "./timeout.js";
 export * from "./token-drift.js";

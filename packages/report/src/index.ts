@@ -1,3 +1,16 @@
+// the live series moved to @benchmax/core (the recorder and eval's writer keep them too); re-exported here
+export {
+  CHECKPOINT_FILE,
+  type CheckpointLoad,
+  type LatestRollout,
+  LiveSeries,
+  type LiveSnapshot,
+  loadCheckpoint,
+  MAX_POINTS,
+  ResultsTail,
+  type SeriesState,
+  saveCheckpoint,
+} from "@benchmax/core";
 export { chartJsSource } from "./chart-library.js";
 export {
   type CompareOptions,
@@ -15,13 +28,6 @@ export {
 } from "./compare-runs.js";
 export { FEED_PATH, type FeedSource, feedUrl, followFeed } from "./feed-source.js";
 export { escapeHtml, scriptJson } from "./html-escape.js";
-export {
-  type LatestRollout,
-  LiveSeries,
-  type LiveSnapshot,
-  MAX_POINTS,
-  type SeriesState,
-} from "./live-series.js";
 export { forEachJsonLine, type LoadedRun, type LoadRunOptions, loadRun, rolloutIdOf } from "./load-run.js";
 export { type PlayOptions, type PlayServer, startPlay } from "./play-server.js";
 export { inlineTranscripts, renderHtml } from "./render-html.js";
@@ -40,8 +46,6 @@ export {
   runSeries,
   type TaskRow,
 } from "./report-data.js";
-export { ResultsTail } from "./results-tail.js";
-export { CHECKPOINT_FILE, type CheckpointLoad, loadCheckpoint, saveCheckpoint } from "./series-checkpoint.js";
 export { toolCallNames } from "./tool-calls.js";
 export { type Transcript, TranscriptStore, transcriptOf } from "./transcripts.js";
 export { renderWatchPage } from "./watch-page.js";

@@ -1,5 +1,5 @@
+import { LiveSeries } from "@benchmax/core";
 import { describe, expect, it } from "vitest";
-import { LiveSeries } from "./live-series.js";
 import { staticLineChart } from "./static-curve.js";
 import { renderWatchPage } from "./watch-page.js";
 

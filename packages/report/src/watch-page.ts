@@ -1,5 +1,5 @@
+import type { LiveSnapshot } from "@benchmax/core";
 import { escapeHtml, inlineScript, scriptJson } from "./html-escape.js";
-import type { LiveSnapshot } from "./live-series.js";
 import { staticLineChart } from "./static-curve.js";
 
 /** Line colours, in dataset order (the static curve and chart.js use the same). */

@@ -2,13 +2,17 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { join } from "node:path";
-import { UsageError } from "@benchmax/core";
+import {
+  type CheckpointLoad,
+  LiveSeries,
+  loadCheckpoint,
+  ResultsTail,
+  saveCheckpoint,
+  UsageError,
+} from "@benchmax/core";
 import { chartJsSource } from "./chart-library.js";
 import { type FeedSource, feedUrl, followFeed } from "./feed-source.js";
 import { listenLoopback } from "./listen-loopback.js";
-import { LiveSeries } from "./live-series.js";
-import { ResultsTail } from "./results-tail.js";
-import { type CheckpointLoad, loadCheckpoint, saveCheckpoint } from "./series-checkpoint.js";
 import { renderWatchPage } from "./watch-page.js";
 
 export interface WatchOptions {
@@ -23,7 +27,7 @@ export interface WatchOptions {
   /** Watching a recording server's URL: its token (else the URL's password, `http://benchmax:TOKEN@host`). */
   serverToken?: string;
   /**
-   * Watching a run dir: keep the series in a checkpoint beside results.jsonl (series-checkpoint.ts), loaded at start
+   * Watching a run dir: keep the series in a checkpoint beside results.jsonl (core's series-checkpoint.ts), loaded at start
    * when it still matches the file, so a restarted watch reads only what was appended since (default true).
    */
   checkpoint?: boolean;

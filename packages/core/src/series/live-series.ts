@@ -1,4 +1,5 @@
-import { isScored, type RolloutResult, textOf } from "@benchmax/core";
+import { isScored, type RolloutResult } from "../rollout-result.js";
+import { textOf } from "../types.js";
 
 /** Most points a series keeps; past it neighbouring buckets merge (the bucket width doubles). */
 export const MAX_POINTS = 400;

@@ -1,5 +1,5 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
-import type { RolloutResult } from "@benchmax/core";
+import type { RolloutResult } from "../rollout-result.js";
 
 const NL = 0x0a;
 

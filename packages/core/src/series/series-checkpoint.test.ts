@@ -1,12 +1,11 @@
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { RolloutResult } from "@benchmax/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { RolloutResult } from "../rollout-result.js";
 import { LiveSeries, MAX_POINTS } from "./live-series.js";
 import { ResultsTail } from "./results-tail.js";
 import { CHECKPOINT_FILE, loadCheckpoint, saveCheckpoint } from "./series-checkpoint.js";
-import { startWatch, type WatchServer } from "./watch-server.js";
 
 /** A SkyRL-style recorded rollout: groups of 4 per step, an env_error now and then, tool latencies, non-ASCII text. */
 function row(i: number): RolloutResult {
@@ -164,65 +163,5 @@ describe("the watch checkpoint (watch-series.json)", () => {
     expect(loadCheckpoint(dir, 0.5).status).toBe("unreadable");
     writeFileSync(join(dir, CHECKPOINT_FILE), JSON.stringify({ ...JSON.parse(raw), offset: -5 }));
     expect(loadCheckpoint(dir, 0.5).status).toBe("unreadable");
-  });
-});
-
-describe("startWatch with a checkpoint", () => {
-  const open: WatchServer[] = [];
-  afterEach(async () => {
-    for (const w of open.splice(0)) await w.close();
-  });
-  async function watch(opts: Parameters<typeof startWatch>[1] = {}) {
-    const w = await startWatch(dir, { pollMs: 20, ...opts });
-    open.push(w);
-    return w;
-  }
-  async function until(ok: () => boolean) {
-    for (let i = 0; i < 2000 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
-    expect(ok()).toBe(true);
-  }
-
-  it("a restarted watch loads the checkpoint, reads only what was appended, and draws what a full read draws", async () => {
-    writeFileSync(path, lines(0, 2000));
-    const first = await watch();
-    expect(first.startup.checkpoint).toBe("none");
-    await until(() => first.caughtUp && first.series.total === 2000);
-    await first.close();
-    expect(existsSync(join(dir, CHECKPOINT_FILE))).toBe(true);
-
-    appendFileSync(path, lines(2000, 2600));
-    const second = await watch();
-    expect(second.startup).toMatchObject({ checkpoint: "loaded", fromCheckpoint: 2000, readBeforeListen: 600 });
-    await until(() => second.caughtUp && second.series.total === 2600);
-    const cold = await watch({ checkpoint: false });
-    await until(() => cold.caughtUp && cold.series.total === 2600);
-    expect(cold.startup.checkpoint).toBe("off");
-    expect(second.series.snapshot()).toEqual(cold.series.snapshot());
-    const page = (await (await fetch(second.url.replace("/?", "/snapshot?"))).json()) as { total: number };
-    expect(page.total).toBe(2600);
-  });
-
-  it("a file that shrinks while watched is read again from the start (nothing counted twice)", async () => {
-    writeFileSync(path, lines(0, 400));
-    const w = await watch();
-    await until(() => w.caughtUp && w.series.total === 400);
-    writeFileSync(path, lines(0, 150));
-    await until(() => w.caughtUp && w.series.total === 150);
-    expect(w.series.snapshot()).toEqual(fullScan(path).snapshot());
-    await w.close();
-    // the checkpoint now describes the shorter file
-    expect(loadCheckpoint(dir, 1)).toMatchObject({ status: "loaded", offset: Buffer.byteLength(lines(0, 150)) });
-  });
-
-  it("a stale checkpoint is ignored: the restarted watch reads the new file whole", async () => {
-    writeFileSync(path, lines(0, 300));
-    const first = await watch();
-    await until(() => first.caughtUp && first.series.total === 300);
-    await first.close();
-    writeFileSync(path, lines(5, 305));
-    const second = await watch();
-    expect(second.startup.checkpoint).toBe("stale");
-    await until(() => second.caughtUp && second.series.total === 300);
-    expect(second.series.snapshot()).toEqual(fullScan(path).snapshot());
   });
 });

@@ -1,5 +1,5 @@
-import type { RolloutResult } from "@benchmax/core";
 import { describe, expect, it } from "vitest";
+import type { RolloutResult } from "../rollout-result.js";
 import { LiveSeries, latencyQuantile, MAX_POINTS, MAX_TOOLS } from "./live-series.js";
 
 const result = (i: number, over: Partial<RolloutResult>): RolloutResult => ({

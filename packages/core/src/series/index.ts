@@ -1,0 +1,3 @@
+export * from "./live-series.js";
+export * from "./results-tail.js";
+export * from "./series-checkpoint.js";

@@ -1,0 +1,112 @@
+import { appendFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CHECKPOINT_FILE, LiveSeries, loadCheckpoint, ResultsTail, type RolloutResult } from "@benchmax/core";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { startWatch, type WatchServer } from "./watch-server.js";
+
+/** A SkyRL-style recorded rollout: groups of 4 per step, an env_error now and then, tool latencies, non-ASCII text. */
+function row(i: number): RolloutResult {
+  const step = Math.floor(i / 16);
+  const reward = (i * 7919) % 10 < 4 + (step % 5) ? 1 : 0.25 * (i % 3);
+  const err = i % 31 === 0;
+  return {
+    taskId: `t${Math.floor(i / 4) % 50}`,
+    rolloutId: `r${i}`,
+    groupId: `g${Math.floor(i / 4)}`,
+    sample: i % 4,
+    attempt: 0,
+    outcome: err ? "env_error" : i % 13 === 0 ? "truncated" : "completed",
+    ...(err ? { error: "reward failed" } : { reward, rewards: { correct: reward, format: (i % 7) / 7 } }),
+    turns: 2,
+    toolCalls: 1 + (i % 3),
+    toolErrors: 0,
+    durationMs: 5,
+    toolLatencyMs: { [`tool${i % 5}`]: [0.5 + (i % 40), 3 * (i % 11)] },
+    messages: [
+      { role: "user", content: `What is ${i} + 1? — ü` },
+      { role: "assistant", content: `<answer>${"é".repeat(i % 9)}${i + 1}</answer>` },
+    ],
+    trainerStep: step,
+  } as RolloutResult;
+}
+const lines = (from: number, to: number) => {
+  let s = "";
+  for (let i = from; i < to; i++) s += `${JSON.stringify(row(i))}\n`;
+  return s;
+};
+
+/** The series a watch that never stopped would hold: every line of the file, from the start. */
+function fullScan(path: string, passThreshold = 1): LiveSeries {
+  const s = new LiveSeries(passThreshold);
+  new ResultsTail(path, (r) => s.add(r)).poll();
+  return s;
+}
+
+let dir: string;
+let path: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "benchmax-checkpoint-"));
+  path = join(dir, "results.jsonl");
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("startWatch with a checkpoint", () => {
+  const open: WatchServer[] = [];
+  afterEach(async () => {
+    for (const w of open.splice(0)) await w.close();
+  });
+  async function watch(opts: Parameters<typeof startWatch>[1] = {}) {
+    const w = await startWatch(dir, { pollMs: 20, ...opts });
+    open.push(w);
+    return w;
+  }
+  async function until(ok: () => boolean) {
+    for (let i = 0; i < 2000 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(ok()).toBe(true);
+  }
+
+  it("a restarted watch loads the checkpoint, reads only what was appended, and draws what a full read draws", async () => {
+    writeFileSync(path, lines(0, 2000));
+    const first = await watch();
+    expect(first.startup.checkpoint).toBe("none");
+    await until(() => first.caughtUp && first.series.total === 2000);
+    await first.close();
+    expect(existsSync(join(dir, CHECKPOINT_FILE))).toBe(true);
+
+    appendFileSync(path, lines(2000, 2600));
+    const second = await watch();
+    expect(second.startup).toMatchObject({ checkpoint: "loaded", fromCheckpoint: 2000, readBeforeListen: 600 });
+    await until(() => second.caughtUp && second.series.total === 2600);
+    const cold = await watch({ checkpoint: false });
+    await until(() => cold.caughtUp && cold.series.total === 2600);
+    expect(cold.startup.checkpoint).toBe("off");
+    expect(second.series.snapshot()).toEqual(cold.series.snapshot());
+    const page = (await (await fetch(second.url.replace("/?", "/snapshot?"))).json()) as { total: number };
+    expect(page.total).toBe(2600);
+  });
+
+  it("a file that shrinks while watched is read again from the start (nothing counted twice)", async () => {
+    writeFileSync(path, lines(0, 400));
+    const w = await watch();
+    await until(() => w.caughtUp && w.series.total === 400);
+    writeFileSync(path, lines(0, 150));
+    await until(() => w.caughtUp && w.series.total === 150);
+    expect(w.series.snapshot()).toEqual(fullScan(path).snapshot());
+    await w.close();
+    // the checkpoint now describes the shorter file
+    expect(loadCheckpoint(dir, 1)).toMatchObject({ status: "loaded", offset: Buffer.byteLength(lines(0, 150)) });
+  });
+
+  it("a stale checkpoint is ignored: the restarted watch reads the new file whole", async () => {
+    writeFileSync(path, lines(0, 300));
+    const first = await watch();
+    await until(() => first.caughtUp && first.series.total === 300);
+    await first.close();
+    writeFileSync(path, lines(5, 305));
+    const second = await watch();
+    expect(second.startup.checkpoint).toBe("stale");
+    await until(() => second.caughtUp && second.series.total === 300);
+    expect(second.series.snapshot()).toEqual(fullScan(path).snapshot());
+  });
+});
