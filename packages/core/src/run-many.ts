@@ -93,7 +93,10 @@ export async function runMany<T extends Task>(
   }
   const done = new Set(previous.map((r) => r.rolloutId));
   const writer = options.resultsPath
-    ? await ResultsWriter.open(options.resultsPath, options.resume ? { keep: previous } : {})
+    ? await ResultsWriter.open(options.resultsPath, {
+        ...(options.resume ? { keep: previous } : {}),
+        series: { passThreshold: env.passThreshold ?? 1 },
+      })
     : undefined;
   for (const r of previous) {
     aggregate.add(r);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { UsageError } from "../errors.js";
 import { combineRewards } from "../reward.js";
 import { OUTCOMES, type RolloutResult } from "../rollout-result.js";
+import { CHECKPOINT_FILE } from "../series/series-checkpoint.js";
 import { summarize } from "../summary.js";
 import type { Task } from "../types.js";
 import { type ArtifactRef, type ArtifactStore, sha256Hex } from "./artifacts.js";
@@ -104,6 +105,7 @@ export class RunDir implements ArtifactStore {
   /** Remove the run's files and artifacts (an overwrite). */
   clear(): void {
     for (const f of RUN_FILES) rmSync(join(this.dir, f), { force: true });
+    rmSync(join(this.dir, CHECKPOINT_FILE), { force: true });
     rmSync(this.artifactsDir, { recursive: true, force: true });
   }
 

@@ -180,6 +180,25 @@ function charsOf(r: RolloutResult): number {
 
 const cap = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}… [cut]` : s);
 
+/** A rollout as a row of the latest-rollouts table (long texts cut, the last 40 messages). */
+function latestRow(r: RolloutResult): LatestRollout {
+  return {
+    rolloutId: r.rolloutId,
+    taskId: r.taskId,
+    outcome: r.outcome,
+    reward: isScored(r) ? (r.reward as number) : null,
+    ...(r.trainerStep !== undefined ? { step: r.trainerStep } : {}),
+    turns: r.turns,
+    toolCalls: r.toolCalls,
+    ...(r.error ? { error: cap(r.error, 500) } : {}),
+    messages: (r.messages ?? [])
+      .slice(-40)
+      .map((m) => (typeof m.content === "string" ? ({ ...m, content: cap(m.content, 4000) } as typeof m) : m)),
+    ...(r.explain ? { explain: r.explain } : {}),
+    ...(r.rewards ? { rewards: r.rewards } : {}),
+  };
+}
+
 /**
  * Aggregates of a live run, fed one result at a time, in memory bounded by MAX_POINTS buckets (plus each bucket's
  * groups) and the last `keepLatest` rollouts: the dashboard's series are already downsampled when drawn.
@@ -189,7 +208,8 @@ export class LiveSeries {
   private width = 1;
   private axis: "step" | "rollout" | undefined;
   private count = 0;
-  private latest: LatestRollout[] = [];
+  /** The last `keepLatest` rollouts: a row, or the result itself until a snapshot needs its row (`latestRows`). */
+  private latest: (LatestRollout | { raw: RolloutResult })[] = [];
   private readonly tools = new Set<string>();
   version = 0;
 
@@ -216,7 +236,7 @@ export class LiveSeries {
       ...(this.axis ? { axis: this.axis } : {}),
       count: this.count,
       tools: [...this.tools],
-      latest: this.latest,
+      latest: this.latestRows(),
       buckets: [...this.buckets].map(([k, b]) => {
         const latency: Record<string, number[]> = {};
         for (const [t, h] of b.latency) {
@@ -349,22 +369,18 @@ export class LiveSeries {
       const g = groups.get(r.groupId);
       groups.set(r.groupId, g ? [Math.min(g[0], x), Math.max(g[1], x), g[2] + 1] : [x, x, 1]);
     }
-    this.latest.push({
-      rolloutId: r.rolloutId,
-      taskId: r.taskId,
-      outcome: r.outcome,
-      reward: isScored(r) ? (r.reward as number) : null,
-      ...(r.trainerStep !== undefined ? { step: r.trainerStep } : {}),
-      turns: r.turns,
-      toolCalls: r.toolCalls,
-      ...(r.error ? { error: cap(r.error, 500) } : {}),
-      messages: (r.messages ?? [])
-        .slice(-40)
-        .map((m) => (typeof m.content === "string" ? ({ ...m, content: cap(m.content, 4000) } as typeof m) : m)),
-      ...(r.explain ? { explain: r.explain } : {}),
-      ...(r.rewards ? { rewards: r.rewards } : {}),
-    });
+    // the row is made when a snapshot or the state needs it: a writer that keeps the series pays only this push
+    this.latest.push({ raw: r });
     if (this.latest.length > this.keepLatest) this.latest.shift();
+  }
+
+  /** The latest rollouts as rows (oldest first), made once each. */
+  private latestRows(): LatestRollout[] {
+    for (let i = 0; i < this.latest.length; i++) {
+      const e = this.latest[i]!;
+      if ("raw" in e) this.latest[i] = latestRow(e.raw);
+    }
+    return this.latest as LatestRollout[];
   }
 
   /** Double the bucket width: merge each pair of neighbouring buckets. */
@@ -424,7 +440,7 @@ export class LiveSeries {
         [...names].sort().map((k) => [k, bs.map((b) => (b.scored ? (b.components[k] ?? 0) / b.scored : null))]),
       ),
       total: this.count,
-      latest: [...this.latest].reverse(),
+      latest: [...this.latestRows()].reverse(),
     };
   }
 }

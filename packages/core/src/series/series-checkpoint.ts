@@ -49,9 +49,10 @@ export type CheckpointLoad =
  * The series saved for `dir`'s results.jsonl, when its checkpoint is still valid for the file: status "loaded" and
  * the offset to read on from. No checkpoint ("none"), a file that no longer matches it ("stale": shorter, rewritten
  * or replaced), a damaged one ("unreadable") or one made with another pass threshold ("other-settings") give no
- * series: the caller reads results.jsonl from the start.
+ * series: the caller reads results.jsonl from the start. `passThreshold` undefined takes the checkpoint's (the
+ * writer's env's).
  */
-export function loadCheckpoint(dir: string, passThreshold: number, resultsFile = "results.jsonl"): CheckpointLoad {
+export function loadCheckpoint(dir: string, passThreshold?: number, resultsFile = "results.jsonl"): CheckpointLoad {
   let raw: string;
   try {
     raw = readFileSync(join(dir, CHECKPOINT_FILE), "utf8");
@@ -67,7 +68,8 @@ export function loadCheckpoint(dir: string, passThreshold: number, resultsFile =
   } catch {
     return { offset: 0, status: "unreadable" };
   }
-  if (series.passThreshold !== passThreshold) return { offset: 0, status: "other-settings" };
+  if (passThreshold !== undefined && series.passThreshold !== passThreshold)
+    return { offset: 0, status: "other-settings" };
   let fd: number;
   try {
     fd = openSync(join(dir, resultsFile), "r");
