@@ -9,6 +9,14 @@ export interface FeedSourceOptions {
   token?: string;
   /** Wait before reconnecting after the stream drops (default 1 s). */
   retryMs?: number;
+  /**
+   * Start from the server's series instead of its first rollout (`since=series`): called once with the recording's
+   * series so far (a SeriesState, or null when the server has none to offer: every rollout follows). Return false to
+   * refuse them (another pass threshold, a state that does not parse): the feed is read again from its start.
+   */
+  onSeries?: (state: unknown) => boolean;
+  /** The recording was replaced: what was drawn must be dropped, the feed starts again from its first rollout. */
+  onReset?: () => void;
 }
 
 export interface FeedSource {
@@ -16,6 +24,8 @@ export interface FeedSource {
   readonly lastEventId: string;
   /** How many times the stream was reopened after a drop. */
   readonly reconnects: number;
+  /** Settles once the first connection's `series` event is taken (at once without `onSeries`). */
+  readonly ready: Promise<void>;
   close(): void;
 }
 
@@ -80,17 +90,22 @@ export async function followFeed(
   const token = options.token ?? (target.password ? decodeURIComponent(target.password) : undefined);
   target.username = "";
   target.password = "";
-  let lastEventId = "0";
+  // undefined: the series are asked for (since=series) on the next open
+  let lastEventId: string | undefined = options.onSeries ? undefined : "0";
   let reconnects = 0;
   let closed = false;
   let abort = new AbortController();
+  let settle: () => void = () => {};
+  const ready = options.onSeries ? new Promise<void>((r) => (settle = r)) : Promise.resolve();
 
   const open = async (): Promise<Response> => {
     abort = new AbortController();
-    const res = await fetch(target, {
+    const url = new URL(target);
+    if (lastEventId === undefined) url.searchParams.set("since", "series");
+    const res = await fetch(url, {
       headers: {
         accept: "text/event-stream",
-        "last-event-id": lastEventId,
+        ...(lastEventId !== undefined ? { "last-event-id": lastEventId } : {}),
         ...(token ? { authorization: `Bearer ${token}` } : {}),
       },
       signal: abort.signal,
@@ -101,9 +116,31 @@ export async function followFeed(
     }
     return res;
   };
-  const consume = (res: Response) =>
-    readEvents(res.body!, (e) => {
-      if (e.event === "reset") lastEventId = "0";
+  const consume = (res: Response) => {
+    // set when this connection's series were refused: nothing more is taken from it (it is being closed)
+    let refused = false;
+    return readEvents(res.body!, (e) => {
+      if (refused) return;
+      if (e.event === "series") {
+        let taken = false;
+        try {
+          taken = options.onSeries?.(JSON.parse(e.data)) ?? false;
+        } catch {
+          /* a malformed snapshot is refused */
+        }
+        settle();
+        lastEventId = taken && e.id !== undefined ? e.id : "0";
+        // refused after the stream already went on from the series' offset: read the feed again from its start
+        if (!taken && e.id !== undefined) {
+          refused = true;
+          abort.abort();
+        }
+        return;
+      }
+      if (e.event === "reset") {
+        lastEventId = "0";
+        options.onReset?.();
+      }
       if (e.event !== "rollout") return;
       if (e.id !== undefined) lastEventId = e.id;
       try {
@@ -112,6 +149,7 @@ export async function followFeed(
         /* a malformed event is skipped */
       }
     });
+  };
 
   let first: Response;
   try {
@@ -131,19 +169,22 @@ export async function followFeed(
       }
       res = undefined;
       if (closed) break;
+      settle(); // no series taken from this connection: do not hold the caller up
       await new Promise((r) => setTimeout(r, options.retryMs ?? 1000).unref());
       reconnects++;
     }
   })();
   return {
     get lastEventId() {
-      return lastEventId;
+      return lastEventId ?? "0";
     },
+    ready,
     get reconnects() {
       return reconnects;
     },
     close() {
       closed = true;
+      settle();
       abort.abort();
     },
   };

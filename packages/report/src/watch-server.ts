@@ -22,7 +22,10 @@ export interface WatchOptions {
   token?: string;
   /** How often the file is polled for new rollouts and a changed snapshot pushed (default 500 ms). */
   pollMs?: number;
-  /** Pass threshold for the pass-rate curve (default 1). */
+  /**
+   * Pass threshold for the pass-rate curve. Default: the one the run's series were kept with (its checkpoint, or the
+   * recording server's series: the env's), else 1. One given here that differs from theirs reads every rollout again.
+   */
   passThreshold?: number;
   /** Watching a recording server's URL: its token (else the URL's password, `http://benchmax:TOKEN@host`). */
   serverToken?: string;
@@ -35,9 +38,12 @@ export interface WatchOptions {
 
 /** What a watch of a run dir did before it listened (bench and tests). */
 export interface WatchStartup {
-  /** The checkpoint: "loaded", or why the file was read from the start; "off" when disabled or watching a URL. */
+  /**
+   * The checkpoint: "loaded", or why the file was read from the start; "off" when disabled. Watching a URL: "loaded"
+   * when the server's series were taken, else "off".
+   */
   checkpoint: CheckpointLoad["status"] | "off";
-  /** Rollouts the loaded checkpoint held. */
+  /** Rollouts the loaded checkpoint (or the server's series) held. */
   fromCheckpoint: number;
   /** Milliseconds spent loading and validating the checkpoint. */
   checkpointMs: number;
@@ -90,7 +96,7 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
   let resumeAt = 0;
   if (useCheckpoint) {
     const t = performance.now();
-    const cp = loadCheckpoint(dir, passThreshold);
+    const cp = loadCheckpoint(dir, options.passThreshold);
     startup.checkpoint = cp.status;
     if (cp.series) {
       series = cp.series;
@@ -169,8 +175,34 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
           push();
         }, options.pollMs ?? 250).unref();
       },
-      { ...(options.serverToken ? { token: options.serverToken } : {}) },
+      {
+        ...(options.serverToken ? { token: options.serverToken } : {}),
+        // the server's series so far: the page paints them at once, and only later rollouts come over the feed
+        onSeries: (state) => {
+          if (state === null) return true;
+          let s: LiveSeries;
+          try {
+            s = LiveSeries.fromState(state);
+          } catch {
+            return false;
+          }
+          // a pass threshold asked for that the server's series were not made with: every rollout is read instead
+          if (options.passThreshold !== undefined && s.passThreshold !== options.passThreshold) return false;
+          series = s;
+          epoch++;
+          sentVersion = -1;
+          startup.fromCheckpoint = s.total;
+          startup.checkpoint = "loaded";
+          return true;
+        },
+        onReset: () => {
+          series = new LiveSeries(series.passThreshold);
+          epoch++;
+          sentVersion = -1;
+        },
+      },
     );
+    await feed.ready;
   } else {
     tail = new ResultsTail(
       join(dir, "results.jsonl"),
@@ -178,7 +210,7 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
       resumeAt,
       () => {
         // the file shrank: what was drawn is dropped, and so is the checkpoint's offset
-        series = new LiveSeries(passThreshold);
+        series = new LiveSeries(series.passThreshold);
         epoch++;
         sentVersion = -1;
         savedOffset = -1;

@@ -1,5 +1,7 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { basename, dirname } from "node:path";
+import { loadCheckpoint, type SeriesState } from "@benchmax/core";
 import { safeEqual } from "./auth.js";
 import type { RecordedBatch } from "./record.js";
 
@@ -23,7 +25,11 @@ export interface RecordFeedOptions {
    * The recorder writing `file` (`RolloutRecorder`): each batch it writes goes straight to the clients already at
    * the file's end, without reading and re-parsing its lines (clients behind catch up from the file).
    */
-  live?: { subscribe(fn: (batch: RecordedBatch) => void): () => void };
+  live?: {
+    subscribe(fn: (batch: RecordedBatch) => void): () => void;
+    /** The dashboard's series of the file up to `offset` (`RolloutRecorder.series`), for `since=series`. */
+    series?(): { offset: number; state: SeriesState } | undefined;
+  };
 }
 
 interface Client {
@@ -69,7 +75,11 @@ function fail(res: ServerResponse, status: number, code: string, message: string
  * A read-only feed of a recording server's finished rollouts, as Server-Sent Events: one `rollout` event per line of
  * results.jsonl (gold removed, see `feedLine`), whose `id` is the byte offset just past that line. A client resumes
  * with `Last-Event-ID` (what EventSource sends on reconnect) or `?since=<id>`; `since=0` (the default) is the whole
- * recording, `since=end` only what comes next. Token-protected: `Authorization: Bearer <token>` or `?token=`.
+ * recording, `since=end` only what comes next. `since=series` starts with one `series` event: the dashboard's series
+ * of the recording so far (core's SeriesState, the latest rollouts without `explain`), whose `id` is the offset they
+ * cover, then the rollouts after it; without series to offer (none kept, or still being read) the event's data is
+ * `null` and the whole recording follows, as with `since=0`.
+ * Token-protected: `Authorization: Bearer <token>` or `?token=`.
  *
  * Standalone: `handle(req, res)` answers any request routed to it, so it can be mounted on any server.
  */
@@ -120,13 +130,22 @@ export class RecordFeed {
     const size = this.size();
     const raw = (req.headers["last-event-id"] as string | undefined) ?? url.searchParams.get("since") ?? "0";
     let cursor: number;
-    if (raw === "end") cursor = this.lineStartBefore(size);
+    let first = "";
+    if (raw === "series") {
+      // always one `series` event first: `null` (and the whole recording after it) when there are none to offer
+      const snap = this.seriesSnapshot();
+      const ok = snap !== undefined && snap.offset <= size;
+      cursor = ok ? snap.offset : 0;
+      first = ok ? `id: ${snap.offset}\nevent: series\ndata: ${snap.data}\n\n` : "event: series\ndata: null\n\n";
+    } else if (raw === "end") cursor = this.lineStartBefore(size);
     else if (/^\d{1,15}$/.test(raw)) {
       cursor = Number(raw);
       if (cursor > size || !this.atLineStart(cursor)) {
         return fail(res, 400, "BAD_REQUEST", `since=${raw} is not the id of an event of this recording`);
       }
-    } else return fail(res, 400, "BAD_REQUEST", `since must be an event id (a byte offset) or "end", not ${raw}`);
+    } else {
+      return fail(res, 400, "BAD_REQUEST", `since must be an event id (a byte offset), "end" or "series", not ${raw}`);
+    }
     res.writeHead(200, {
       "content-type": "text/event-stream",
       "cache-control": "no-store",
@@ -137,13 +156,28 @@ export class RecordFeed {
       res.end();
       return;
     }
-    res.write("retry: 1000\n\n");
+    res.write(`retry: 1000\n\n${first}`);
     const c: Client = { res, cursor, busy: false };
     this.clients.add(c);
     const drop = () => this.clients.delete(c);
     req.on("close", drop);
     res.on("close", drop);
     void this.pump(c);
+  }
+
+  /**
+   * The series to start a `since=series` stream with: the recorder's (current to the byte), else the run dir's
+   * checkpoint when it still matches the file; the latest rollouts' `explain` (the gold) removed.
+   */
+  private seriesSnapshot(): { offset: number; data: string } | undefined {
+    let snap = this.options.live?.series?.();
+    if (!snap && !this.options.live?.series) {
+      const cp = loadCheckpoint(dirname(this.options.file), undefined, basename(this.options.file));
+      if (cp.series) snap = { offset: cp.offset, state: cp.series.toState() };
+    }
+    if (!snap) return undefined;
+    const latest = snap.state.latest.map(({ explain: _gold, ...rest }) => rest);
+    return { offset: snap.offset, data: JSON.stringify({ ...snap.state, latest }) };
   }
 
   private size(): number {

@@ -1,6 +1,14 @@
 import { closeSync, fstatSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { type ArtifactStore, type Env, type RolloutResult, RunAggregate, RunDir } from "@benchmax/core";
+import {
+  type ArtifactStore,
+  type Env,
+  type RolloutResult,
+  RunAggregate,
+  RunDir,
+  SeriesKeeper,
+  type SeriesState,
+} from "@benchmax/core";
 import type { PromMetrics } from "./prometheus.js";
 import type { RolloutTags } from "./service/rollout-service.js";
 
@@ -72,6 +80,11 @@ export function recordLines(r: RolloutResult): { file: string; feed: string } {
  * append of a few KB): at most 40 writes a second, whatever the rate. A crash (not a signal: `close` writes what
  * waits) loses the rollouts of the last batch window. Memory is bounded by `maxQueue` rollouts waiting to be written (past it they are dropped and counted)
  * plus the summary's per-task and per-group aggregates. Subscribers (the live feed) get each written batch.
+ *
+ * The dashboard's series are kept as each batch is written (core's SeriesKeeper) and saved beside the file as
+ * watch-series.json every few seconds and on close, so `benchmax watch DIR` draws the run without reading
+ * results.jsonl, and the feed offers them to `watch URL` (`series`). Recording into a run dir that already holds
+ * rollouts starts from its checkpoint and reads the rest of the file in the background.
  */
 export class RolloutRecorder {
   private queue: RolloutResult[] = [];
@@ -94,6 +107,8 @@ export class RolloutRecorder {
   private closed = false;
   /** The run dir (core's RunDir): also the store for recorded rollouts' final-state artifacts. */
   readonly runDir: RunDir;
+  /** The dashboard's series of what is in results.jsonl, and its checkpoint (watch-series.json). */
+  readonly keeper: SeriesKeeper;
 
   constructor(
     readonly dir: string,
@@ -104,6 +119,8 @@ export class RolloutRecorder {
       batchMs?: number;
       summaryEveryMs?: number;
       prom?: PromMetrics;
+      /** Least time between two writes of watch-series.json (default 5 s). */
+      seriesEveryMs?: number;
       /** Where the served tasks came from (a dataset path; default the env's fixtures) and the settings that shape
        * scores (split, env options): written to run.json, so `benchmax rescore` finds the tasks again. */
       dataset?: string;
@@ -115,6 +132,11 @@ export class RolloutRecorder {
     this.fd = openSync(this.runDir.resultsPath, "a");
     this.size = fstatSync(this.fd).size;
     this.agg = new RunAggregate(env.passThreshold ?? 1);
+    this.keeper = new SeriesKeeper(this.runDir.resultsPath, {
+      passThreshold: env.passThreshold ?? 1,
+      existing: this.size > 0,
+      ...(options.seriesEveryMs !== undefined ? { everyMs: options.seriesEveryMs } : {}),
+    });
     writeFileSync(
       join(dir, "run.json"),
       `${JSON.stringify(
@@ -149,6 +171,14 @@ export class RolloutRecorder {
     }
     this.queue.push(result);
     this.kick();
+  }
+
+  /**
+   * The dashboard's series of results.jsonl up to `offset` (every line before it), as plain JSON; undefined while
+   * the earlier lines of a run recorded into again are still being read. Holds `explain` (the feed strips it).
+   */
+  series(): { offset: number; state: SeriesState } | undefined {
+    return this.keeper.state();
   }
 
   /** Call `fn` with each batch once it is in the file; returns the unsubscribe function. */
@@ -205,6 +235,7 @@ export class RolloutRecorder {
     }
     const start = this.size;
     this.size += buf.length;
+    this.keeper.appended(kept, start, this.size);
     for (const r of kept) this.agg.add(r);
     this.written += kept.length;
     this.options.prom?.record("written", kept.length);
@@ -268,6 +299,7 @@ export class RolloutRecorder {
     this.closed = true;
     clearInterval(this.timer);
     this.writeSummary();
+    this.keeper.close();
     this.listeners.clear();
     closeSync(this.fd);
   }
