@@ -9,12 +9,20 @@ export interface Frame {
   body: Buffer;
 }
 
-export function encodeFrame(head: Record<string, unknown>, body: Buffer = Buffer.alloc(0)): Buffer {
+/**
+ * A frame's bytes. With `bodyLength` (and no body) only the header and the head: the caller writes the body's bytes
+ * right after them, without a copy into one buffer.
+ */
+export function encodeFrame(
+  head: Record<string, unknown>,
+  body: Buffer = Buffer.alloc(0),
+  bodyLength = body.length,
+): Buffer {
   const json = Buffer.from(JSON.stringify(head), "utf8");
   const hdr = Buffer.alloc(8);
   hdr.writeUInt32BE(json.length, 0);
-  hdr.writeUInt32BE(body.length, 4);
-  return Buffer.concat([hdr, json, body]);
+  hdr.writeUInt32BE(bodyLength, 4);
+  return body.length ? Buffer.concat([hdr, json, body]) : Buffer.concat([hdr, json]);
 }
 
 /** A frame the interpreter sent that breaks the protocol (oversized, or not JSON): the interpreter is dropped. */

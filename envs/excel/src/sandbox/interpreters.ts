@@ -8,6 +8,8 @@
  * - after a successful call whose workbook changed, its bytes come back and replace the host file at once (Python;
  *   run_code too when asked to save eagerly). A failed call never changes the host file; the interpreter gets the
  *   host's file again on its next call;
+ * - the host file is read, written and renamed on the thread pool (fs/promises), never on the event loop, and its
+ *   bytes go to the interpreter's pipe without being copied into a frame;
  * - run_code called with `deferSave` keeps the changed workbook in the interpreter until `flushInterpreters` asks
  *   for it (before a structured tool or the scorer reads the file): exceljs serialisation is the slow part of a call.
  *
@@ -16,7 +18,8 @@
  * one goes), or when a call runs past its time limit. The next call then starts a fresh one and says that the
  * earlier state is gone.
  */
-import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
+import { readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { dirname, join } from "node:path";
 import type { JailSpec } from "./jail.js";
@@ -120,9 +123,10 @@ let lastTiming: CallTiming | undefined;
 /** Caps on what an interpreter may send back in one message. */
 const MAX_HEAD = 1 << 20;
 
-function stampOf(path: string): Stamp | undefined {
+/** The file's identity and version, from a stat on the thread pool (never the event loop). */
+async function stampOf(path: string): Promise<Stamp | undefined> {
   try {
-    const st = statSync(path);
+    const st = await stat(path);
     return { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
   } catch {
     return undefined;
@@ -374,10 +378,20 @@ async function sessionFor(req: ExecRequest, key: string): Promise<Session> {
   return s;
 }
 
-function writeBack(wbPath: string, bytes: Buffer): Stamp | undefined {
-  const tmp = join(dirname(wbPath), `.workbook.${process.pid}.in`);
-  writeFileSync(tmp, bytes);
-  renameSync(tmp, wbPath);
+let writes = 0;
+/**
+ * Replace the host's workbook file with `bytes` (a temporary file renamed over it): written and renamed on the
+ * thread pool, so a large workbook never holds the event loop.
+ */
+async function writeBack(wbPath: string, bytes: Buffer): Promise<Stamp | undefined> {
+  const tmp = join(dirname(wbPath), `.workbook.${process.pid}.${++writes}.in`);
+  try {
+    await writeFile(tmp, bytes);
+    await rename(tmp, wbPath);
+  } catch (e) {
+    await unlink(tmp).catch(() => {});
+    throw e;
+  }
   return stampOf(wbPath);
 }
 
@@ -409,9 +423,10 @@ export function execInInterpreter(req: ExecRequest): Promise<ExecReply> {
     const t1 = performance.now();
     const note = notes.get(key);
     notes.delete(key);
-    const now = stampOf(req.wbPath);
+    const now = await stampOf(req.wbPath);
     const send = !sameStamp(now, s.synced);
-    const body = send ? readFileSync(req.wbPath) : undefined;
+    // read on the thread pool: the event loop never reads (nor zero-fills) the workbook's pages
+    const body = send ? await readFile(req.wbPath) : undefined;
     const t2 = performance.now();
     s.lastUsed = t2;
     let frame: Awaited<ReturnType<LiveJail["request"]>>;
@@ -436,7 +451,7 @@ export function execInInterpreter(req: ExecRequest): Promise<ExecReply> {
       s.synced = now;
       s.unsaved = false;
     }
-    const reply = apply(frame, req.wbPath, s, note);
+    const reply = await apply(frame, req.wbPath, s, note);
     const ms = (frame.head.ms ?? {}) as Record<string, unknown>;
     const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
     lastTiming = {
@@ -452,16 +467,16 @@ export function execInInterpreter(req: ExecRequest): Promise<ExecReply> {
   });
 }
 
-function apply(
+async function apply(
   frame: { head: Record<string, unknown>; body: Buffer },
   wbPath: string,
   s: Session | undefined,
   note?: string,
-): ExecReply {
+): Promise<ExecReply> {
   const h = frame.head;
   const ok = h.ok === true;
   if (ok && h.wb === "changed" && frame.body.length) {
-    const st = writeBack(wbPath, frame.body);
+    const st = await writeBack(wbPath, frame.body);
     if (s) {
       s.synced = st;
       s.unsaved = false;
@@ -487,10 +502,10 @@ async function execFresh(req: ExecRequest): Promise<ExecReply> {
   try {
     const frame = await j.request(
       { t: "exec", code: req.code, maxOut: req.maxOut, timeoutMs: req.timeoutMs, wb: true, save: true },
-      readFileSync(req.wbPath),
+      await readFile(req.wbPath),
       req.timeoutMs + 1000,
     );
-    return apply(frame, req.wbPath, undefined);
+    return await apply(frame, req.wbPath, undefined);
   } finally {
     j.kill();
   }
@@ -511,7 +526,7 @@ export async function flushInterpreters(workspaceDir: string | undefined, wbPath
       try {
         const f = await s.jail.request({ t: "save" }, undefined, 60_000);
         if (f.head.ok === true) {
-          s.synced = writeBack(path, f.body);
+          s.synced = await writeBack(path, f.body);
         } else {
           s.synced = undefined;
           notes.set(

@@ -168,7 +168,12 @@ export class LiveJail {
         this.kill(new JailGone("timeout", `timed out after ${timeoutMs} ms`));
       }, timeoutMs);
       this.pending = { resolve, reject, timer };
-      this.child.stdin.write(encodeFrame(head, body));
+      // the head and the body go out as two chunks of one writev: the workbook's bytes are not copied into a frame
+      const stdin = this.child.stdin;
+      stdin.cork();
+      stdin.write(encodeFrame(head, undefined, body?.length ?? 0));
+      if (body?.length) stdin.write(body);
+      stdin.uncork();
     });
   }
 
