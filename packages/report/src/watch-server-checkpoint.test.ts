@@ -1,4 +1,6 @@
 import { appendFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CHECKPOINT_FILE, LiveSeries, loadCheckpoint, ResultsTail, type RolloutResult } from "@benchmax/core";
@@ -108,5 +110,70 @@ describe("startWatch with a checkpoint", () => {
     expect(second.startup.checkpoint).toBe("stale");
     await until(() => second.caughtUp && second.series.total === 300);
     expect(second.series.snapshot()).toEqual(fullScan(path).snapshot());
+  });
+});
+
+describe("startWatch of a URL: the recording server's series", () => {
+  /** A stand-in recording feed: `since=series` gets the series of `rows` 0..seriesAt, then rows after. */
+  async function feedServer(total: number, seriesAt: number) {
+    const sent: string[] = [];
+    const streams = new Set<import("node:http").ServerResponse>();
+    const srv = createServer((req, res) => {
+      sent.push(req.url ?? "");
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      let from = Number(req.headers["last-event-id"] ?? 0);
+      if (req.url?.includes("since=series") && req.headers["last-event-id"] === undefined) {
+        const s = new LiveSeries(1);
+        for (let i = 0; i < seriesAt; i++) s.add(row(i));
+        res.write(`id: ${seriesAt}\nevent: series\ndata: ${JSON.stringify(s.toState())}\n\n`);
+        from = seriesAt;
+      }
+      for (let i = from; i < total; i++) res.write(`id: ${i + 1}\nevent: rollout\ndata: ${JSON.stringify(row(i))}\n\n`);
+      streams.add(res);
+      req.on("close", () => streams.delete(res));
+    });
+    await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+    const close = async () => {
+      srv.closeAllConnections();
+      await new Promise((r) => srv.close(r));
+    };
+    return { url, sent, close };
+  }
+  const full = (n: number, passThreshold = 1) => {
+    const s = new LiveSeries(passThreshold);
+    for (let i = 0; i < n; i++) s.add(row(i));
+    return s;
+  };
+  async function until(ok: () => boolean) {
+    for (let i = 0; i < 2000 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(ok()).toBe(true);
+  }
+
+  it("paints from the server's series at once and follows only the rollouts after them", async () => {
+    const f = await feedServer(3000, 2900);
+    const w = await startWatch(f.url, { serverToken: "t", pollMs: 20 });
+    try {
+      expect(w.startup).toMatchObject({ checkpoint: "loaded", fromCheckpoint: 2900 });
+      await until(() => w.series.total === 3000);
+      expect(w.series.snapshot()).toEqual(full(3000).snapshot());
+      expect(f.sent).toHaveLength(1);
+    } finally {
+      await w.close();
+      await f.close();
+    }
+  });
+
+  it("a pass threshold the series were not made with: every rollout is read instead", async () => {
+    const f = await feedServer(500, 450);
+    const w = await startWatch(f.url, { serverToken: "t", pollMs: 20, passThreshold: 0.5 });
+    try {
+      await until(() => w.series.total === 500);
+      expect(w.startup.checkpoint).toBe("off");
+      expect(w.series.snapshot()).toEqual(full(500, 0.5).snapshot());
+    } finally {
+      await w.close();
+      await f.close();
+    }
   });
 });

@@ -1,9 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Env, RolloutResult } from "@benchmax/core";
+import { type Env, LiveSeries, loadCheckpoint, ResultsTail, type RolloutResult } from "@benchmax/core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { RolloutRecorder, recordLines } from "./record.js";
 import { RECORD_FEED_PATH, RecordFeed } from "./record-feed.js";
@@ -163,6 +163,125 @@ describe("serve --record: the summary", () => {
       expect(writes).toHaveBeenCalledTimes(3);
     } finally {
       vi.useRealTimers();
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("serve --record: the dashboard's series (watch-series.json, since=series)", () => {
+  /** The SSE events of `query` until `want` rollouts came (or the stream was read whole). */
+  async function events(url: string, want: number) {
+    const ac = new AbortController();
+    const res = await fetch(url, { headers: { authorization: `Bearer ${TOKEN}` }, signal: ac.signal });
+    expect(res.status).toBe(200);
+    let raw = "";
+    const dec = new TextDecoder();
+    let out: Array<{ event?: string; id?: string; data?: string }> = [];
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      raw += dec.decode(chunk, { stream: true });
+      out = raw
+        .split("\n\n")
+        .slice(0, -1)
+        .map((block) =>
+          Object.fromEntries(
+            block
+              .split("\n")
+              .filter((l) => l.includes(": "))
+              .map((l) => [l.slice(0, l.indexOf(": ")), l.slice(l.indexOf(": ") + 2)]),
+          ),
+        )
+        .filter((e) => e.event);
+      if (out.filter((e) => e.event === "rollout").length >= want) break;
+    }
+    ac.abort();
+    return { raw, out };
+  }
+
+  it("offers the series of every rollout written (no gold), then only later rollouts; saved on close and taken again on restart", async () => {
+    const d = mkdtempSync(join(tmpdir(), "benchmax-record-series-"));
+    const srv = createServer();
+    try {
+      const r = new RolloutRecorder(join(d, "run"), env, { batchMs: 1 });
+      const f = new RecordFeed({ file: r.runDir.resultsPath, token: TOKEN, pollMs: 3_600_000, live: r });
+      srv.on("request", (req, res) => f.handle(req, res));
+      await new Promise<void>((ok) => srv.listen(0, "127.0.0.1", ok));
+      const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}${RECORD_FEED_PATH}?since=series`;
+      for (let i = 0; i < 30; i++) r.add(result(i, { trainerStep: Math.floor(i / 10) }));
+      await r.flush();
+      const size = statSync(r.runDir.resultsPath).size;
+      const pending = events(url, 5);
+      await vi.waitFor(() => expect(f.clientCount).toBe(1), { timeout: 10_000 });
+      for (let i = 30; i < 35; i++) r.add(result(i, { trainerStep: 3 }));
+      await r.flush();
+      const { raw, out } = await pending;
+      expect(out[0]!.event).toBe("series");
+      expect(Number(out[0]!.id)).toBe(size);
+      const state = JSON.parse(out[0]!.data!);
+      const s = LiveSeries.fromState(state);
+      expect(s.total).toBe(30);
+      expect(s.snapshot().x).toEqual([0, 1, 2]);
+      expect(state.latest.at(-1).rolloutId).toBe("r29");
+      expect(out.filter((e) => e.event === "rollout").map((e) => JSON.parse(e.data!).rolloutId)).toEqual([
+        "r30",
+        "r31",
+        "r32",
+        "r33",
+        "r34",
+      ]);
+      expect(raw).not.toMatch(/GOLD|explain/);
+
+      // closed: the checkpoint covers the whole file and draws what reading it draws (explain and all)
+      f.close();
+      await r.close();
+      const full = new LiveSeries(1);
+      new ResultsTail(r.runDir.resultsPath, (x) => full.add(x)).poll();
+      const cp = loadCheckpoint(join(d, "run"));
+      expect(cp).toMatchObject({ status: "loaded", offset: statSync(r.runDir.resultsPath).size });
+      expect(cp.series!.snapshot()).toEqual(full.snapshot());
+      expect(JSON.stringify(cp.series!.snapshot().latest)).toContain("GOLD-34");
+
+      // recording into the same dir again: the series start from the checkpoint, not from an empty file
+      const again = new RolloutRecorder(join(d, "run"), env, { batchMs: 1 });
+      expect(again.keeper.current).toBe(true);
+      again.add(result(35, { trainerStep: 3 }));
+      await again.flush();
+      expect(again.series()!.state.count).toBe(36);
+      await again.close();
+      // a feed without a recorder offers the run dir's checkpoint
+      const fromDisk = new RecordFeed({ file: r.runDir.resultsPath, token: TOKEN, pollMs: 3_600_000 });
+      srv.removeAllListeners("request");
+      srv.on("request", (req, res) => fromDisk.handle(req, res));
+      const disk = await events(url, 0);
+      expect(Number(disk.out[0]!.id)).toBe(statSync(r.runDir.resultsPath).size);
+      expect(LiveSeries.fromState(JSON.parse(disk.out[0]!.data!)).total).toBe(36);
+      expect(disk.raw).not.toMatch(/GOLD|explain/);
+      fromDisk.close();
+    } finally {
+      srv.closeAllConnections();
+      await new Promise((ok) => srv.close(ok));
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+
+  it("without series to offer, since=series says so (null) and sends the whole recording", async () => {
+    const d = mkdtempSync(join(tmpdir(), "benchmax-record-noseries-"));
+    const srv = createServer();
+    try {
+      const r = new RolloutRecorder(join(d, "run"), env, { batchMs: 1 });
+      for (let i = 0; i < 3; i++) r.add(result(i));
+      await r.close();
+      rmSync(join(d, "run", "watch-series.json"));
+      const f = new RecordFeed({ file: r.runDir.resultsPath, token: TOKEN, pollMs: 3_600_000 });
+      srv.on("request", (req, res) => f.handle(req, res));
+      await new Promise<void>((ok) => srv.listen(0, "127.0.0.1", ok));
+      const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}${RECORD_FEED_PATH}?since=series`;
+      const { out } = await events(url, 3);
+      expect(out[0]).toEqual({ event: "series", data: "null" });
+      expect(out.filter((e) => e.event === "rollout")).toHaveLength(3);
+      f.close();
+    } finally {
+      srv.closeAllConnections();
+      await new Promise((ok) => srv.close(ok));
       rmSync(d, { recursive: true, force: true });
     }
   });
