@@ -12,7 +12,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { Agent, createServer, request } from "node:http";
 import { createRequire } from "node:module";
 import { connect, createServer as createNetServer } from "node:net";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -240,7 +240,9 @@ const EPISODE_TOOLS = [
 ];
 
 async function childEpisodes() {
-  const { serveEnv } = await import("@benchmax/server");
+  // BENCH_SERVER_MODULE=<path>: another build of @benchmax/server (the episodes A/B)
+  const server = process.env.BENCH_SERVER_MODULE;
+  const { serveEnv } = await import(server ? pathToFileURL(server).href : "@benchmax/server");
   const live = new Set();
   const result = { content: "ok", isError: false };
   const env = {
@@ -704,7 +706,7 @@ async function wsEpisodes(port, headers) {
 }
 
 /** Whole episodes per second with `clients` concurrent clients running episodes back to back for `ms`. */
-async function episodesPerSecond(makeClient, clients, ms) {
+async function episodesPerSecond(makeClient, clients, ms, counted) {
   const cs = await Promise.all(Array.from({ length: clients }, makeClient));
   let count = 0;
   let stop = false;
@@ -726,6 +728,7 @@ async function episodesPerSecond(makeClient, clients, ms) {
   stop = true;
   await Promise.all(loops);
   for (const c of cs) c.close?.();
+  if (counted) counted.n = count; // every episode, ramp included (for CPU per episode)
   return rate;
 }
 
@@ -853,6 +856,78 @@ async function episodeBench(py, figures, round2) {
     }
   } finally {
     await Promise.all([bmx.stop(), fast.stop(), floor.stop()]);
+  }
+}
+
+/**
+ * BENCH_ONLY=episodes-ab: whole episodes over HTTP and over WebSocket (raw-socket clients) on this build and on
+ * BENCH_SERVER_MODULE_B's, in alternating rounds: episodes/s and each server child's CPU per episode, with the median
+ * of the per-round CPU ratios (same moment, same outside load).
+ */
+async function episodeAB(figures, round2) {
+  const moduleB = process.env.BENCH_SERVER_MODULE_B;
+  if (!moduleB) throw new Error("BENCH_ONLY=episodes-ab needs BENCH_SERVER_MODULE_B=<path of the other build>");
+  const EP_CLIENTS = Number(process.env.BENCH_EPISODE_CLIENTS ?? 16);
+  const load0 = loadavg()[0];
+  const [a, b] = await Promise.all([
+    startChild("episodes"),
+    startChild("episodes", { ...process.env, BENCH_SERVER_MODULE: moduleB }),
+  ]);
+  const auth = { authorization: "Bearer bench-token" };
+  const http = (port) => async () => {
+    const c = await rawHttpClient(port, auth);
+    return { episode: () => httpEpisode(c), close: c.close };
+  };
+  const targets = {
+    http: { child: a, make: http(a.port) },
+    httpB: { child: b, make: http(b.port) },
+    ws: { child: a, make: () => wsEpisodes(a.port, auth) },
+    wsB: { child: b, make: () => wsEpisodes(b.port, auth) },
+  };
+  try {
+    // the two builds' answers: the same fields and types, or the difference is reported beside the figures
+    const shapes = [];
+    for (const port of [a.port, b.port]) {
+      const c = await rawHttpClient(port, auth);
+      shapes.push(await episodeShapes(c));
+      c.close();
+    }
+    const differ = ["reset", "tool step", "final step"]
+      .map((what, i) => (shapes[0][i] === shapes[1][i] ? "" : `${what}: A ${shapes[0][i]} | B ${shapes[1][i]}`))
+      .filter(Boolean);
+    const names = Object.keys(targets);
+    for (const k of names) await episodesPerSecond(targets[k].make, EP_CLIENTS, WARMUP_MS);
+    const eps = Object.fromEntries(names.map((k) => [k, []]));
+    const cpu = Object.fromEntries(names.map((k) => [k, []]));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const k of names.map((_, i) => names[(i + round) % names.length])) {
+        const t = targets[k];
+        const counted = { n: 0 };
+        const c0 = await t.child.cpu();
+        eps[k].push(await episodesPerSecond(t.make, EP_CLIENTS, MEASURE_MS, counted));
+        cpu[k].push(((await t.child.cpu()) - c0) / counted.n);
+      }
+      log(`episodes A/B round ${round + 1}: ${names.map((k) => `${k} ${cpu[k][round].toFixed(0)} µs`).join(", ")}`);
+    }
+    for (const k of ["http", "ws"]) {
+      const ratios = cpu[k].map((x, i) => x / cpu[`${k}B`][i]);
+      figures.push({
+        id: `server.episode_ab.${k}`,
+        label: `whole episodes over ${k === "http" ? "HTTP" : "WebSocket"}: this build vs BENCH_SERVER_MODULE_B (${EP_CLIENTS} clients)`,
+        value: Math.round(median(eps[k])),
+        valueB: Math.round(median(eps[`${k}B`])),
+        unit: "episodes/s",
+        server_cpu_us_per_episode: round2(median(cpu[k])),
+        server_cpu_us_per_episode_B: round2(median(cpu[`${k}B`])),
+        server_cpu_ratio_to_B: Math.round(median(ratios) * 1000) / 1000,
+        server_cpu_ratios_to_B: ratios.map((x) => Math.round(x * 1000) / 1000),
+        rps_ratio_to_B: round2(median(eps[k].map((x, i) => x / eps[`${k}B`][i]))),
+        load: [round2(load0), round2(loadavg()[0])],
+        ...(differ.length ? { answers_differ: differ } : {}),
+      });
+    }
+  } finally {
+    await Promise.all([a.stop(), b.stop()]);
   }
 }
 
@@ -1028,6 +1103,7 @@ async function wsLatency(port, n = 3000) {
  */
 async function mcpBench(figures, round2) {
   log(`mcp only: concurrency ${CONCURRENCY}, ${ROUNDS} rounds of ${MEASURE_MS} ms each`);
+  const load0 = loadavg()[0];
   const bmx = await startChild("benchmax");
   const echo = await startChild("echo");
   let other;
@@ -1084,6 +1160,10 @@ async function mcpBench(figures, round2) {
           cpu[`${name}B`] && cpu[name].length === cpu[`${name}B`].length
             ? Math.round(median(cpu[name].map((x, i) => x / cpu[`${name}B`][i])) * 1000) / 1000
             : undefined,
+        // every round's ratio, to see the spread
+        server_cpu_ratios_to_B: cpu[`${name}B`]?.map((x, i) => Math.round((cpu[name][i] / x) * 1000) / 1000),
+        // the 1-minute load average at the start and at the end (2 cores shared with other work)
+        load: [round2(load0), round2(loadavg()[0])],
       });
     }
   } finally {
@@ -1118,6 +1198,11 @@ async function main() {
   const round2 = (x) => Math.round(x * 100) / 100;
   if (process.env.BENCH_ONLY === "mcp") {
     await mcpBench(figures, round2);
+    process.stdout.write(`${JSON.stringify({ area: "server", figures })}\n`);
+    return;
+  }
+  if (process.env.BENCH_ONLY === "episodes-ab") {
+    await episodeAB(figures, round2);
     process.stdout.write(`${JSON.stringify({ area: "server", figures })}\n`);
     return;
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { equalsBytes, safeEqual } from "./auth.js";
+import { checkBearer, equalsBytes, safeEqual } from "./auth.js";
 
 describe("equalsBytes", () => {
   it("matches only the same secret, of any length, reusing its scratch safely", () => {
@@ -26,5 +26,22 @@ describe("equalsBytes", () => {
     expect(safeEqual("bench-token", "bench-token")).toBe(true);
     expect(safeEqual("bench-tokeN", "bench-token")).toBe(false);
     expect(safeEqual("", "bench-token")).toBe(false);
+  });
+});
+
+describe("checkBearer", () => {
+  it("accepts the exact header first, and every other accepted form still through the parser", () => {
+    const token = "s3cr3t-tok";
+    expect(checkBearer(`Bearer ${token}`, token)).toBeUndefined();
+    expect(checkBearer(`bearer ${token}`, token)).toBeUndefined();
+    expect(checkBearer(`Bearer  ${token} `, token)).toBeUndefined();
+    expect(checkBearer(`Basic ${Buffer.from(`u:${token}`).toString("base64")}`, token)).toBeUndefined();
+    // another server's token in the same process: the cached header is per token
+    expect(checkBearer("Bearer other", "other")).toBeUndefined();
+    expect(checkBearer(`Bearer ${token}`, "other")?.status).toBe(403);
+    expect(checkBearer(`Bearer ${token}x`, token)?.status).toBe(403);
+    expect(checkBearer(`Bearer ${token.slice(1)}`, token)?.status).toBe(403);
+    expect(checkBearer(token, token)?.status).toBe(401);
+    expect(checkBearer(undefined, token)?.status).toBe(401);
   });
 });

@@ -1,5 +1,5 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import { ToolLatencyHistogram } from "./tool-latency-histogram.js";
+import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { CountedHistogram } from "./counted-histogram.js";
 
 /** Latency buckets (seconds), 0.5 ms to 60 s. */
 const LATENCY_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -22,10 +22,12 @@ export class PromMetrics {
   private readonly tools: Set<string>;
   private readonly seen = new Map<string, Set<string>>();
   private readonly outcomes: Counter<"outcome">;
-  private readonly reward: Histogram<never>;
-  private readonly component: Histogram<"component">;
-  private readonly toolLatency: ToolLatencyHistogram;
-  private readonly phases: Histogram<"phase">;
+  // histograms are counted in plain arrays per call and read by the registry at scrape time (prom-client's observe
+  // builds a label object and hashes it on every call); the exposition is prom-client's own
+  private readonly reward: CountedHistogram;
+  private readonly component: CountedHistogram;
+  private readonly toolLatency: CountedHistogram;
+  private readonly phases: CountedHistogram;
   private readonly errors: Counter<"code">;
   private readonly recorded: Counter<"result">;
 
@@ -38,33 +40,34 @@ export class PromMetrics {
       labelNames: ["outcome"],
       registers,
     });
-    this.reward = new Histogram({
-      name: "benchmax_reward",
-      help: "Combined reward of scored rollouts.",
-      buckets: REWARD,
-      registers,
-    });
-    this.component = new Histogram({
-      name: "benchmax_reward_component",
-      help: "Each reward component of scored rollouts.",
-      labelNames: ["component"],
-      buckets: REWARD,
-      registers,
-    });
-    // counted in plain arrays per call, read by the registry at scrape time (prom-client's observe hashes labels)
-    this.toolLatency = new ToolLatencyHistogram(
+    this.reward = new CountedHistogram(
+      "benchmax_reward",
+      "Combined reward of scored rollouts.",
+      REWARD,
+      [],
+      this.registry,
+    );
+    this.component = new CountedHistogram(
+      "benchmax_reward_component",
+      "Each reward component of scored rollouts.",
+      REWARD,
+      ["component"],
+      this.registry,
+    );
+    this.toolLatency = new CountedHistogram(
       "benchmax_tool_call_seconds",
       "Tool-call latency by tool (tools outside the env's list count as 'unknown').",
       LATENCY_S,
+      ["tool", "error"],
       this.registry,
     );
-    this.phases = new Histogram({
-      name: "benchmax_phase_seconds",
-      help: "Latency of env init, of one step, and of reward computation.",
-      labelNames: ["phase"],
-      buckets: LATENCY_S,
-      registers,
-    });
+    this.phases = new CountedHistogram(
+      "benchmax_phase_seconds",
+      "Latency of env init, of one step, and of reward computation.",
+      LATENCY_S,
+      ["phase"],
+      this.registry,
+    );
     this.errors = new Counter({
       name: "benchmax_errors_total",
       help: "Requests answered with an error, by error code.",
@@ -104,18 +107,18 @@ export class PromMetrics {
     if (rewards) {
       for (const k in rewards) {
         const v = rewards[k]!;
-        if (Number.isFinite(v)) this.component.observe({ component: this.bounded("component", k) }, v);
+        if (Number.isFinite(v)) this.component.observe(v, this.bounded("component", k));
       }
     }
   }
 
   toolCall(tool: string | undefined, ms: number, isError: boolean): void {
     const name = tool !== undefined && this.tools.has(tool) ? tool : "unknown";
-    if (Number.isFinite(ms)) this.toolLatency.observe(name, isError, ms / 1000);
+    if (Number.isFinite(ms)) this.toolLatency.observe(ms / 1000, name, isError ? "true" : "false");
   }
 
   phase(phase: Phase, ms: number): void {
-    this.phases.observe({ phase }, ms / 1000);
+    if (Number.isFinite(ms)) this.phases.observe(ms / 1000, phase);
   }
 
   error(code: string): void {

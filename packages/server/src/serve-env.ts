@@ -456,9 +456,19 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
   const declared = new Map<string, Set<string>>();
   /** POST /v1/rollouts/:id/call's store, matched ahead of the router (`callId`): the tool-call hot path. */
   let callStore: Found | undefined;
+  /**
+   * Routes without a parameter, by method then path, matched ahead of the router: an exact path is what the router
+   * would find for it (`/reset` and `/step` run every OpenEnv episode); any other path goes to the router.
+   */
+  const exact = new Map<string, Map<string, Found>>();
   for (const r of ROUTE_LIST as readonly RouteSpec[]) {
     const store: Found = { handler: handlers[r.name as RouteName], open: r.public === true };
     if (r.method === "POST" && r.path === CALL_ROUTE) callStore = store;
+    if (!r.path.includes(":") && !r.path.includes("*")) {
+      let byPath = exact.get(r.method);
+      if (!byPath) exact.set(r.method, (byPath = new Map()));
+      byPath.set(r.path, store);
+    }
     router.on(r.method, r.path, () => {}, store);
     let set = declared.get(r.path);
     if (!set) declared.set(r.path, (set = new Set()));
@@ -473,14 +483,15 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     const q = url.indexOf("?");
     const path = q < 0 ? url : url.slice(0, q);
     const query = q < 0 ? "" : url.slice(q + 1);
+    // the direct matches: what the router would find for these paths, without its walk and params object
     const id = callStore && req.method === "POST" ? callId(path) : undefined;
-    if (id !== undefined) {
-      // the direct match: what the router would find for this path, without its walk and params object
-      if (!callStore!.open) {
+    const direct = id !== undefined ? callStore : exact.get(req.method ?? "GET")?.get(path);
+    if (direct) {
+      if (!direct.open) {
         const authError = token ? checkBearer(req.headers.authorization, token) : checkOrigin(req, originPolicy);
         if (authError) throw authError;
       }
-      return callStore!.handler(req, res, id, query);
+      return direct.handler(req, res, id ?? "", query);
     }
     const found = router.find((req.method ?? "GET") as FindMyWay.HTTPMethod, path);
     const store = found?.store as Found | undefined;

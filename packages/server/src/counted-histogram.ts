@@ -1,0 +1,93 @@
+import type { Metric, Registry } from "prom-client";
+
+/** One series: its labels, per-bucket counts (not cumulative; the last one is +Inf), the sum and the count. */
+interface Series {
+  readonly labels: Record<string, string>;
+  readonly counts: number[];
+  sum: number;
+  count: number;
+}
+
+/**
+ * A histogram with up to two labels, counted in plain arrays on the hot path and handed to prom-client only when
+ * `/metrics` is scraped: prom-client's `observe` builds a label object and a label hash on every call. The registry
+ * formats what `get()` returns exactly as it formats a prom-client `Histogram`'s values (cumulative `_bucket` lines
+ * with `le` first, then `_sum` and `_count`, the series' labels after `le`; series in the order of their first call;
+ * a histogram without labels shows its zero series before any call, not after a reset), so the exposition reads the same.
+ */
+export class CountedHistogram {
+  readonly type = "histogram";
+  readonly aggregator = "sum";
+  /** Series by first label value, then by second ("" where a label is absent). */
+  private readonly series = new Map<string, Map<string, Series>>();
+  /** Every series in the order of its first call (the order prom-client lists them in). */
+  private readonly order: Series[] = [];
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    /** Upper bounds. */
+    private readonly buckets: readonly number[],
+    /** At most two label names, in the order `observe` takes their values. */
+    private readonly labelNames: readonly string[],
+    registry: Registry,
+  ) {
+    if (labelNames.length > 2) throw new Error("CountedHistogram takes at most two labels");
+    registry.registerMetric(this as unknown as Metric);
+    // prom-client shows a histogram without labels at zero from the start (not after a reset)
+    if (labelNames.length === 0) this.observe(0);
+    const zero = this.order[0];
+    if (zero) {
+      zero.counts.fill(0);
+      zero.count = 0;
+    }
+  }
+
+  /** One value (a finite number) of the series labelled `a` (and `b`), in `labelNames` order. */
+  observe(value: number, a = "", b = ""): void {
+    let byB = this.series.get(a);
+    if (!byB) this.series.set(a, (byB = new Map()));
+    let s = byB.get(b);
+    if (!s) {
+      const labels: Record<string, string> = {};
+      if (this.labelNames[0] !== undefined) labels[this.labelNames[0]] = a;
+      if (this.labelNames[1] !== undefined) labels[this.labelNames[1]] = b;
+      s = { labels, counts: new Array<number>(this.buckets.length + 1).fill(0), sum: 0, count: 0 };
+      byB.set(b, s);
+      this.order.push(s);
+    }
+    const bounds = this.buckets;
+    let i = 0;
+    while (i < bounds.length && value > bounds[i]!) i++;
+    s.counts[i]!++;
+    s.sum += value;
+    s.count++;
+  }
+
+  reset(): void {
+    this.series.clear();
+    this.order.length = 0;
+  }
+
+  /** The values as prom-client's `Histogram.get()` gives them (labels `le` first, then the series' own). */
+  async get() {
+    const bucket = `${this.name}_bucket`;
+    const values: {
+      labels: Record<string, string | number>;
+      value: number;
+      metricName: string;
+      exemplar: null | undefined;
+    }[] = [];
+    for (const s of this.order) {
+      let acc = 0;
+      this.buckets.forEach((le, i) => {
+        acc += s.counts[i]!;
+        values.push({ labels: { le, ...s.labels }, value: acc, metricName: bucket, exemplar: null });
+      });
+      values.push({ labels: { le: "+Inf", ...s.labels }, value: s.count, metricName: bucket, exemplar: null });
+      values.push({ labels: { ...s.labels }, value: s.sum, metricName: `${this.name}_sum`, exemplar: undefined });
+      values.push({ labels: { ...s.labels }, value: s.count, metricName: `${this.name}_count`, exemplar: undefined });
+    }
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+  }
+}
