@@ -10,7 +10,10 @@ import { fork } from "node:child_process";
 //   restart  - a fresh watch process on the run after 1,000 more rows were recorded: it loads its checkpoint
 //              (watch-series.json), reads the appended rows, then listens. This one carries the goal (<= 1000 ms);
 //              the process's own start (Node, imports, checkpoint, appended rows) is reported beside it.
-// Also: a rollout appended while a page is open reaches it (goal <= 2000 ms). Prints one JSON line on stdout.
+// Also: a rollout appended while a page is open reaches it (goal <= 2000 ms). And the first watch of a run nobody
+// watched, written by eval's writer (core's ResultsWriter, which keeps the series and their checkpoint as it writes):
+// a fresh watch process loads the writer's checkpoint and reads nothing of results.jsonl (goal <= 1000 ms); the
+// writer's time for the N rollouts with and without the series is beside it (same run). Prints one JSON line.
 // bench-timeout-s: 600
 import {
   appendFileSync,
@@ -25,7 +28,7 @@ import {
   writeSync,
 } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -35,11 +38,11 @@ const N = Number(process.env.BENCH_WATCH_ROLLOUTS ?? 1_000_000);
 const GROUP = 8;
 const CHROMIUM = process.env.BENCHMAX_CHROMIUM ?? "/usr/bin/chromium";
 
-function line(i) {
+function rollout(i) {
   const step = Math.floor(i / 512);
   const task = `t${Math.floor(i / GROUP) % 5000}`;
   const reward = (i * 2654435761) % 100 < 40 + (step % 60) ? 1 : 0;
-  return `${JSON.stringify({
+  return {
     taskId: task,
     rolloutId: `r${i}`,
     groupId: `${task}@${step}`,
@@ -56,7 +59,22 @@ function line(i) {
       { role: "assistant", content: `<answer>${i + reward}</answer>` },
     ],
     trainerStep: step,
-  })}\n`;
+  };
+}
+const line = (i) => `${JSON.stringify(rollout(i))}\n`;
+
+/**
+ * A run dir of N rollouts written by eval's own writer (core's ResultsWriter, as runMany opens it: one writeSync a
+ * rollout, the live series kept, watch-series.json written every 5 s and on close). Returns the writing time.
+ */
+async function writeWithWriter(runDir, series) {
+  const { ResultsWriter } = await import("@benchmax/core");
+  mkdirSync(runDir, { recursive: true });
+  const t = performance.now();
+  const w = await ResultsWriter.open(join(runDir, "results.jsonl"), series ? { series: { passThreshold: 1 } } : {});
+  for (let i = 0; i < N; i++) w.write(rollout(i));
+  w.close();
+  return { ms: performance.now() - t, saves: w.keeper?.saves ?? 0, lastSaveMs: w.keeper?.lastSaveMs ?? 0 };
 }
 
 async function main() {
@@ -144,7 +162,36 @@ async function main() {
   };
   const ms = (x) => Math.round(x);
   let child;
+  const median = (xs) => {
+    const o = [...xs].sort((a, b) => a - b);
+    const m = Math.floor(o.length / 2);
+    return o.length % 2 ? o[m] : (o[m - 1] + o[m]) / 2;
+  };
+  const uptime = () => {
+    const [a, b, c] = loadavg();
+    return `load average ${a.toFixed(2)}, ${b.toFixed(2)}, ${c.toFixed(2)} (uptime)`;
+  };
   try {
+    // first watch of a run written by eval's writer, never watched: the writer's checkpoint is all it reads.
+    // The writer's cost: the same N rollouts written without the series, then with them (alternating twice)
+    const plainDir = join(dir, "plain");
+    const writerDir = join(dir, "writer");
+    const plainRuns = [];
+    const keptRuns = [];
+    let kept;
+    for (let k = 0; k < 2; k++) {
+      rmSync(plainDir, { recursive: true, force: true });
+      plainRuns.push((await writeWithWriter(plainDir, false)).ms);
+      rmSync(writerDir, { recursive: true, force: true });
+      kept = await writeWithWriter(writerDir, true);
+      keptRuns.push(kept.ms);
+    }
+    rmSync(plainDir, { recursive: true, force: true });
+    const writerCpBytes = statSync(join(writerDir, "watch-series.json")).size;
+    log(
+      `writer: ${N} rollouts in ${plainRuns.map(ms).join(", ")} ms without the series, ${keptRuns.map(ms).join(", ")} ms with them (${kept.saves} checkpoints, the last ${ms(kept.lastSaveMs)} ms, ${writerCpBytes} bytes)`,
+    );
+
     // cold: no checkpoint, the whole file is read (the page is served at once and fills as the file is read)
     const t0 = performance.now();
     const cold = await startChild();
@@ -187,6 +234,18 @@ async function main() {
     );
     await restart.ctx.close();
 
+    // first watch of the writer's run, never watched (the browser warmed by the pages above, as for the restart)
+    const tw = performance.now();
+    const first = await startChild(writerDir);
+    const firstListenMs = ms(performance.now() - tw);
+    const firstPage = await openPage(first.url, N);
+    const firstAllMs = ms(firstPage.navAt - tw + firstPage.curveMs);
+    const firstLoad = uptime();
+    log(
+      `first watch (writer's checkpoint ${first.startup.checkpoint}, ${first.startup.fromCheckpoint} rollouts in ${ms(first.startup.checkpointMs)} ms, ${first.startup.readBeforeListen} rows read): listening ${firstListenMs} ms after fork; page charted with ${N} at ${firstPage.curveMs} ms (FCP ${firstPage.fcpMs} ms); ${firstLoad}`,
+    );
+    await firstPage.ctx.close();
+
     // same-run baseline: the same page for a run of SMALL rollouts (a watch of its own), alternated with more loads
     // of the restarted 1M watch; each figure is the median of its loads
     const SMALL = 1000;
@@ -197,6 +256,7 @@ async function main() {
     writeFileSync(join(small, "results.jsonl"), smallText);
     const base = await startChild(small);
     const bigMs = [restart.curveMs];
+    const firstMs = [firstPage.curveMs];
     const smallMs = [];
     try {
       for (let k = 0; k < 3; k++) {
@@ -207,11 +267,14 @@ async function main() {
         const r = await openPage(warm.url, TOTAL);
         bigMs.push(r.curveMs);
         await r.ctx.close();
+        const f = await openPage(first.url, N);
+        firstMs.push(f.curveMs);
+        await f.ctx.close();
       }
     } finally {
       base.child.kill();
+      first.child.kill();
     }
-    const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     const paintMs = median(bigMs);
     const baseMs = median(smallMs);
     log(
@@ -230,6 +293,30 @@ async function main() {
         goal: "<= 1000",
         pass: paintMs <= 1000,
         note: `in the page: response ${restart.responseStartMs}–${restart.responseEndMs} ms, first contentful paint ${restart.fcpMs} ms, server-drawn curve painted ${restart.staticMs} ms (page mark ${restart.chartedMs} ms), chart.js fetched ${restart.libraryFetchedMs} ms and run ${restart.libraryMs} ms, reward curve redrawn by chart.js ${restart.chartJsMs} ms, all charts ${restart.readyMs} ms; ${note}`,
+      },
+      {
+        id: "watch.first_watch_writer_paint_ms",
+        label: `first watch of a run nobody watched, written by eval's writer (its checkpoint): navigation → reward curve drawn with all ${N} rollouts`,
+        value: firstPage.curveMs,
+        baseline: { label: `the same page for a run of ${SMALL} rollouts (median of 3 loads)`, value: baseMs },
+        ratio: Number((firstPage.curveMs / baseMs).toFixed(2)),
+        unit: "ms",
+        goal: "<= 1000",
+        pass:
+          firstPage.curveMs <= 1000 && first.startup.checkpoint === "loaded" && first.startup.readBeforeListen === 0,
+        note: `the first page load; all loads ${firstMs.join(", ")} ms (median ${median(firstMs)} ms); checkpoint ${first.startup.checkpoint} (${first.startup.fromCheckpoint} rollouts, ${writerCpBytes} bytes, loaded in ${ms(first.startup.checkpointMs)} ms; ${first.startup.readBeforeListen} rows of results.jsonl read); fork → listening ${firstListenMs} ms, fork → curve ${firstAllMs} ms; first contentful paint ${firstPage.fcpMs} ms; ${firstLoad}`,
+      },
+      {
+        id: "watch.writer_ms_per_1m",
+        label: `eval's writer (ResultsWriter): ${N} rollouts written keeping the series and their checkpoint (median of ${keptRuns.length})`,
+        value: ms(median(keptRuns)),
+        baseline: {
+          label: `the same writer without the series (median of ${plainRuns.length}, alternated)`,
+          value: ms(median(plainRuns)),
+        },
+        ratio: Number((median(keptRuns) / median(plainRuns)).toFixed(2)),
+        unit: "ms",
+        note: `${kept.saves} checkpoints written (every 5 s at most, and at close), the last in ${ms(kept.lastSaveMs)} ms`,
       },
       {
         id: "watch.restart_listen_ms",
