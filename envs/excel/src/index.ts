@@ -285,7 +285,7 @@ export { excelReferencePolicy } from "./reference-policy.js";
 export { networkIsolated, runCode, runCodeIsolation } from "./run-code.js";
 export { pythonAvailable, runPython } from "./run-python.js";
 export { closeInterpreters, flushInterpreters, interpreterStats } from "./sandbox/interpreters.js";
-export { jailAvailable } from "./sandbox/jail.js";
+export { type JailSpec, jailAvailable, jailStartCommand } from "./sandbox/jail.js";
 export type { ExcelState, RecalcMode, RecordedCall, ToolFamily } from "./tools.js";
 export { XlsxValues } from "./xlsx-values.js";
 

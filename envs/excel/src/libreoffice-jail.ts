@@ -15,12 +15,13 @@
  * - `prlimit`: address space (`memoryMb`), file size, open files, no core dumps; as root, `setpriv` first makes the
  *   jail's user namespace map to the unprivileged host uid `LO_HOST_ID`, so a process cap holds too (`--nproc`).
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chownSync, existsSync, mkdirSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { bindLines, LIB_DIRS, q } from "./sandbox/bind-lines.js";
+import { LIB_DIRS, q, RootPlan } from "./sandbox/bind-lines.js";
 import { jailAvailable } from "./sandbox/jail.js";
+import { spawnJailProcess } from "./sandbox/spawner.js";
 
 /**
  * The unprivileged host uid/gid the jail's user namespace maps to when the env runs as root, so the kernel enforces
@@ -117,9 +118,23 @@ export interface SofficeJailSpec {
   diskMb: number;
 }
 
+/**
+ * The jail's root, planned (sandbox/bind-lines.ts): folders and mount points made by the script, every mount done by
+ * one `mount -a` from `<hostDir>/fstab` (written by `jailCommand`).
+ */
+export function rootPlan(spec: SofficeJailSpec): RootPlan {
+  return new RootPlan(join(spec.hostDir, ".jail"))
+    .hostPaths([...LIB_DIRS, spec.installDir, ...SHARE_DIRS, "/usr/bin/env", "/usr/bin/setpriv"])
+    .device("null")
+    .device("zero")
+    .device("urandom")
+    .tmpfs("benchmax-lo-scratch", "/s", `size=${Math.ceil(spec.diskMb)}m,mode=755,nosuid,nodev`)
+    .dir("/var");
+}
+
 /** The shell script run as the namespace's first process. */
 export function jailScript(spec: SofficeJailSpec): string {
-  const root = join(spec.hostDir, ".jail");
+  const plan = rootPlan(spec);
   const program = join(spec.installDir, "program");
   const profile = spec.makeTemplate ? "/s/p/t" : `/s/p/${randomBytes(16).toString("hex")}`;
   const office = [
@@ -171,16 +186,13 @@ export function jailScript(spec: SofficeJailSpec): string {
   const lines = [
     `trap 'exit ${JAIL_SETUP_FAILED}' EXIT`,
     "set -e",
-    `R=${q(root)}`,
+    `R=${q(plan.root)}`,
     `H=${q(spec.hostDir)}`,
     'mount -t tmpfs -o size=4m,mode=755 benchmax-lo "$R"',
-    `ro() { if [ "$3" = d ]; then mkdir -p "$R$2"; else mkdir -p "$(dirname "$R$2")"; : > "$R$2"; fi; mount --bind "$1" "$R$2"; mount -o remount,bind,ro,nosuid,nodev "$R$2"; }`,
-    ...bindLines([...LIB_DIRS, spec.installDir, ...SHARE_DIRS, "/usr/bin/env", "/usr/bin/setpriv"]),
-    'mkdir -p "$R/dev" "$R/s"',
-    ...["null", "zero", "urandom"].map((d) => `: > "$R/dev/${d}"; mount --bind /dev/${d} "$R/dev/${d}"`),
-    `mount -t tmpfs -o size=${Math.ceil(spec.diskMb)}m,mode=755,nosuid,nodev benchmax-lo-scratch "$R/s"`,
+    ...plan.prepare(),
+    'mount -a -T "$H/fstab"',
     // LibreOffice's own pipe lives in /tmp (then /var/tmp): both point into the scratch tmpfs
-    'mkdir -m 300 "$R/s/t"; ln -s s/t "$R/tmp"; mkdir -p "$R/var"; ln -s ../s/t "$R/var/tmp"',
+    'mkdir -m 300 "$R/s/t"; ln -s s/t "$R/tmp"; ln -s ../s/t "$R/var/tmp"',
     'mkdir -m 111 "$R/s/i"; mkdir -m 300 "$R/s/o"; mkdir -m 111 "$R/s/p"',
     spec.makeTemplate
       ? `mkdir "$R${profile}"; mount --bind ${q(spec.template)} "$R${profile}"`
@@ -202,6 +214,8 @@ export function jailScript(spec: SofficeJailSpec): string {
 export function jailCommand(spec: SofficeJailSpec): string[] {
   mkdirSync(join(spec.hostDir, ".jail"), { recursive: true });
   if (asRoot()) giveToJail(spec.hostDir);
+  // readable by the jail (its host uid owns the folder), written by this process only
+  writeFileSync(join(spec.hostDir, "fstab"), rootPlan(spec).fstab(), { mode: 0o644 });
   return [
     "setpriv",
     "--pdeathsig",
@@ -265,16 +279,19 @@ export interface GroupRun {
 
 /**
  * Spawn `argv` as the leader of a new process group with a clean environment and SIGKILL the whole group after
- * `timeoutMs`. Resolves once every holder of its stderr is gone (so nothing it started is still running).
+ * `timeoutMs`. Resolves once every holder of its stderr is gone (so nothing it started is still running). Forked by
+ * the jail helper (sandbox/spawner.ts), not by this process: a fork of a large env process stalls its event loop.
  */
 export function runGroup(argv: string[], timeoutMs: number, onSpawn?: (pid: number) => void): Promise<GroupRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(argv[0]!, argv.slice(1), {
-      stdio: ["ignore", "ignore", "pipe"],
-      detached: true,
-      env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
+    const child = spawnJailProcess(
+      argv,
+      { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
+      { stdio: ["ignore", "ignore", "pipe"], detached: true, holdUntilExit: true },
+    );
+    child.once("spawn", () => {
+      if (child.pid !== undefined) onSpawn?.(child.pid);
     });
-    if (child.pid !== undefined) onSpawn?.(child.pid);
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => {
       if (stderr.length < 100_000) stderr += d.toString();
@@ -283,6 +300,7 @@ export function runGroup(argv: string[], timeoutMs: number, onSpawn?: (pid: numb
     const kill = () => {
       try {
         if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+        else child.kill("SIGKILL");
       } catch {
         child.kill("SIGKILL");
       }
@@ -291,11 +309,11 @@ export function runGroup(argv: string[], timeoutMs: number, onSpawn?: (pid: numb
       timedOut = true;
       kill();
     }, timeoutMs);
-    child.on("error", (e) => {
+    child.on("error", (e: Error) => {
       clearTimeout(timer);
       reject(e);
     });
-    child.on("close", (code, signal) => {
+    child.on("close", (code: number | null, signal: NodeJS.Signals | null) => {
       clearTimeout(timer);
       if (timedOut) kill(); // anything left in the group (an unjailed run) goes too
       resolve({ code, signal, stderr, timedOut, pid: child.pid });

@@ -10,12 +10,14 @@
  *   host uid — the kernel then enforces RLIMIT_NPROC (it never does for host root);
  * - `unshare -rmnp --fork --kill-child`: new user, mount, network and PID namespaces; the shell inside dies with it;
  * - bash closes every inherited fd from 3 up, builds the root: `/` is a small tmpfs, remounted read-only once built,
- *   holding only read-only binds of the paths named in the spec (the interpreter binary, its libraries, single files
- *   in `/box`) and `/dev/{null,zero,urandom}`; `/work` is a tmpfs of `diskMb` (writes past it fail with ENOSPC);
- * - `prlimit` (address space or data segment per process, processes, file size, open files, no core dumps), then
- *   `env -i` (only the spec's variables: no PWD, OLDPWD or any host variable), `chroot`, and `setpriv` dropping every
- *   capability (no new privileges). The interpreter is the PID namespace's first process: when it dies, the kernel
- *   kills everything left in the jail.
+ *   holding only read-only (`ro,nosuid,nodev`) binds of the paths named in the spec (the interpreter binary, its
+ *   libraries, single files in `/box`) and `/dev/{null,zero,urandom}`; `/work` is a tmpfs of `diskMb` (writes past it
+ *   fail with ENOSPC). The folders are made by one `mkdir -p` and every mount is done by one `mount -a` from an fstab
+ *   in the box folder (bind-lines.ts): five processes, whatever the number of binds;
+ * - the shell's `ulimit` (address space or data segment per process, processes, file size, open files, no core
+ *   dumps; soft and hard), then `env -i` (only the spec's variables: no PWD, OLDPWD or any host variable), `chroot`,
+ *   and `setpriv` dropping every capability (no new privileges). The interpreter is the PID namespace's first
+ *   process: when it dies, the kernel kills everything left in the jail.
  * The network namespace has only a down loopback. No workspace, package folder or gold file exists in the jail; the
  * workbook comes in and goes out as bytes over the pipe (no host path is writable from inside).
  */
@@ -34,7 +36,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { bindLines, LIB_DIRS, q } from "./bind-lines.js";
+import { LIB_DIRS, q, RootPlan } from "./bind-lines.js";
 import { JailCgroup } from "./cgroup.js";
 import { type JailProcess, spawnJailProcess } from "./spawner.js";
 
@@ -116,37 +118,56 @@ export function boxCopy(hostPath: string): string {
   return path;
 }
 
-function script(spec: JailSpec, root: string): string {
-  const mb = 1024 * 1024;
+/** The host path of `chroot` (named in full: no PATH search, no `command -v` subshell per start). */
+function chrootPath(): string {
+  return ["/usr/sbin/chroot", "/usr/bin/chroot", "/sbin/chroot", "/bin/chroot"].find((p) => existsSync(p)) ?? "chroot";
+}
+
+/** The jail's root, planned (bind-lines.ts): its mounts go to one `mount -a` from an fstab in the box folder. */
+export function rootPlan(spec: JailSpec, root: string): RootPlan {
+  const plan = new RootPlan(root)
+    .dir("/work")
+    .dir("/box")
+    .hostPaths([...LIB_DIRS, "/usr/bin/setpriv", ...spec.readOnly]);
+  for (const [name, host] of Object.entries(spec.box)) plan.bindRo(host, `/box/${name}`, false);
+  for (const d of ["null", "zero", "urandom"]) plan.device(d);
+  return plan.tmpfs("benchmax-work", "/work", `size=${Math.ceil(spec.diskMb)}m,mode=700,nosuid,nodev`);
+}
+
+/**
+ * The script the jail's shell runs (bash, inside the namespaces). Processes it starts: `mount` (the root's tmpfs),
+ * one `mkdir -p`, one `ln`, `mount -a` (every bind and the `/work` tmpfs), `mount` (the root made read-only); then
+ * it sets the limits with its own `ulimit` and execs `env -i`, `chroot`, `setpriv` and the program.
+ */
+export function script(spec: JailSpec, root: string): string {
+  const kb = 1024;
+  const plan = rootPlan(spec, root);
+  const fstab = boxFile("fstab", plan.fstab());
+  const limit = spec.memoryLimit === "as" ? "-v" : "-d";
   return [
     // every inherited descriptor from 3 up is closed before anything else runs
     // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
     'for f in /proc/self/fd/*; do n=${f##*/}; if [ "$n" -gt 2 ] 2>/dev/null; then eval "exec $n>&-" 2>/dev/null; fi; done',
     "set -e",
     `R=${q(root)}`,
-    "C=$(command -v chroot)",
     'mount -t tmpfs -o size=4m,mode=755 benchmax-jail "$R"',
-    'mkdir -p "$R/work" "$R/box" "$R/dev"',
-    // ro HOST INSIDE d|f: a read-only bind
-    `ro() { if [ "$3" = d ]; then mkdir -p "$R$2"; else mkdir -p "$(dirname "$R$2")"; : > "$R$2"; fi; mount --bind "$1" "$R$2"; mount -o remount,bind,ro,nosuid,nodev "$R$2"; }`,
-    ...bindLines([...LIB_DIRS, "/usr/bin/setpriv", ...spec.readOnly]),
-    ...Object.entries(spec.box).map(([name, host]) => `ro ${q(host)} ${q(`/box/${name}`)} f`),
-    // device nodes: plain binds (a nodev mount would make them unusable; they are world-writable on the host too)
-    ...["null", "zero", "urandom"].map((d) => `: > "$R/dev/${d}"; mount --bind /dev/${d} "$R/dev/${d}"`),
-    `mount -t tmpfs -o size=${Math.ceil(spec.diskMb)}m,mode=700,nosuid,nodev benchmax-work "$R/work"`,
+    ...plan.prepare(),
+    `mount -a -T ${q(fstab)}`,
     'mount -o remount,bind,ro "$R"',
     'cd "$R/work"',
+    // the shell's own ulimit sets soft and hard limits alike (as prlimit did), in KiB for memory and file size
     [
-      "exec prlimit",
-      `--${spec.memoryLimit}=${Math.floor(spec.memoryMb * mb)}`,
-      `--nproc=${Math.floor(spec.maxProcs)}`,
-      `--fsize=${Math.floor(spec.diskMb * mb)}`,
-      "--nofile=256",
-      "--core=0",
-      "--",
-      "env -i",
+      "ulimit",
+      `${limit} ${Math.floor(spec.memoryMb * kb)}`,
+      `-u ${Math.floor(spec.maxProcs)}`,
+      `-f ${Math.floor(spec.diskMb * kb)}`,
+      "-n 256",
+      "-c 0",
+    ].join(" "),
+    [
+      "exec /usr/bin/env -i",
       ...Object.entries(spec.env).map(([k, v]) => q(`${k}=${v}`)),
-      '"$C"',
+      q(chrootPath()),
       '"$R"',
       "/usr/bin/setpriv",
       "--no-new-privs",
@@ -207,6 +228,14 @@ export function jailAvailable(): { ok: boolean; reason: string } {
   return available;
 }
 
+/**
+ * The command line that starts `spec.argv` in a fresh jail, without the memory group's first step (spawnJail adds
+ * it): run it with the environment `{PATH}` only. The benchmark of jail starts (bench/jail-start.mjs) times it.
+ */
+export function jailStartCommand(spec: JailSpec): string[] {
+  return [...privDrop(), "unshare", ...UNSHARE, ...BASH, script(spec, mountPoint())];
+}
+
 /** A started jail: its host-side process (stdin/stdout/stderr pipes) and its memory group, if any. */
 export interface SpawnedJail {
   child: JailProcess;
@@ -220,7 +249,7 @@ export interface SpawnedJail {
 export function spawnJail(spec: JailSpec, nice = 0): SpawnedJail {
   const cgroup = JailCgroup.create(spec.memoryMb);
   const niced = nice > 0 && existsSync("/usr/bin/nice") ? ["/usr/bin/nice", "-n", String(Math.floor(nice)), "--"] : [];
-  const chain = [...niced, ...privDrop(), "unshare", ...UNSHARE, ...BASH, script(spec, mountPoint())];
+  const chain = [...niced, ...jailStartCommand(spec)];
   const argv = cgroup ? ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', cgroup.procsFile, ...chain] : chain;
   // from a small helper process (spawner.ts): a fork of the env process itself costs in proportion to its memory
   const child = spawnJailProcess(argv, { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" });

@@ -1,5 +1,5 @@
-import { spawn } from "node:child_process";
 import { constants } from "node:os";
+import { spawnJailProcess } from "./spawner.js";
 
 /** What a sandboxed program did: its exit status, whether it was killed for time, and its (capped) output. */
 export interface CapturedRun {
@@ -12,7 +12,8 @@ export interface CapturedRun {
 
 /**
  * Spawn `argv` with only `env`, capture up to `cap` characters of stdout and stderr, and SIGKILL it after
- * `timeoutMs`. Rejects only when the program cannot be started.
+ * `timeoutMs`. Rejects only when the program cannot be started. It is forked by the jail helper (spawner.ts), not by
+ * this process: a fork of a large env process stalls its event loop.
  */
 export function spawnCaptured(
   argv: string[],
@@ -21,7 +22,7 @@ export function spawnCaptured(
   cap = 1_000_000,
 ): Promise<CapturedRun> {
   return new Promise<CapturedRun>((resolvePromise, reject) => {
-    const child = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"], env });
+    const child = spawnJailProcess(argv, env, { stdio: ["ignore", "pipe", "pipe"], holdUntilExit: true });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => {
@@ -35,11 +36,11 @@ export function spawnCaptured(
       timedOut = true;
       child.kill("SIGKILL");
     }, timeoutMs);
-    child.on("error", (e) => {
+    child.on("error", (e: Error) => {
       clearTimeout(timer);
       reject(e);
     });
-    child.on("close", (code, signal) => {
+    child.on("close", (code: number | null, signal: NodeJS.Signals | null) => {
       clearTimeout(timer);
       const status = code ?? (signal ? 128 + (constants.signals[signal] ?? 9) : null);
       resolvePromise({ status: timedOut ? null : status, timedOut, stdout, stderr });

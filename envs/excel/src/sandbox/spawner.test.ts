@@ -1,6 +1,8 @@
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { runGroup } from "../libreoffice-jail.js";
+import { spawnCaptured } from "./spawn-captured.js";
 import { type JailProcess, spawnerPid, spawnJailProcess } from "./spawner.js";
 
 const linux = process.platform === "linux";
@@ -17,6 +19,16 @@ function run(p: JailProcess): Promise<{ out: string; err: string; code: number |
       setImmediate(() => setImmediate(() => resolve({ out, err, code, signal })));
     });
   });
+}
+
+/** Whether a process runs (a zombie waiting for its new parent's wait does not). */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
 }
 
 const ppidOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, "latin1").split(") ")[1]!.split(" ")[1]);
@@ -64,5 +76,32 @@ describe.runIf(linux)("spawnJailProcess (the helper process that forks jails)", 
     const q = spawnJailProcess(["/bin/echo", "again"], { PATH: "/usr/bin:/bin" });
     expect((await run(q)).out).toBe("again\n");
     expect(spawnerPid()).not.toBe(old);
+  });
+
+  it("spawnCaptured (run_code's fresh path) forks from the helper: output captured, exit status, time limit", async () => {
+    const r = await spawnCaptured(
+      ["/bin/sh", "-c", 'echo "ppid $PPID"; echo err >&2; exit 4'],
+      { PATH: "/usr/bin:/bin" },
+      30_000,
+    );
+    expect(r).toMatchObject({ status: 4, timedOut: false, stderr: "err\n" });
+    expect(r.stdout).toBe(`ppid ${spawnerPid()}\n`);
+    const slow = await spawnCaptured(["/bin/sleep", "30"], { PATH: "/usr/bin:/bin" }, 200);
+    expect(slow).toMatchObject({ status: null, timedOut: true });
+    await expect(spawnCaptured(["/nonexistent/program"], {}, 1000)).rejects.toThrow(/ENOENT/);
+  });
+
+  it("runGroup (LibreOffice's runs) forks from the helper, leads its own group, and its time limit kills the group", async () => {
+    let pid: number | undefined;
+    const r = await runGroup(["/bin/sh", "-c", 'echo "$PPID" >&2; exit 2'], 30_000, (p) => (pid = p));
+    expect(r).toMatchObject({ code: 2, timedOut: false, stderr: `${spawnerPid()}\n` });
+    expect(r.pid).toBe(pid);
+    // a grandchild in the group that holds stderr: the run ends only when the group is killed at the limit
+    const t = await runGroup(["/bin/sh", "-c", "sleep 30 & echo $! >&2; wait"], 300);
+    expect(t.timedOut).toBe(true);
+    const grandchild = Number(t.stderr.trim());
+    // its stderr closed as it died; the kernel finishes its exit a moment later
+    for (let i = 0; i < 250 && running(grandchild); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(running(grandchild)).toBe(false);
   });
 });

@@ -6,7 +6,9 @@
  * The helper is a bare Node process (`node -e`, no flags or environment of the env's), started once under
  * `setpriv --pdeathsig KILL` so it dies with the env process, even when that is SIGKILLed; its jails, started with
  * their own parent-death signal, die with it. It spawns each jail and hands the jail's stdio sockets back over its
- * IPC channel; exit and kill go over the same channel. `BENCHMAX_JAIL_SPAWNER=0` spawns jails directly.
+ * IPC channel; exit and kill go over the same channel. One-off runs fork from it too: run_code's fresh path
+ * (spawn-captured.ts) and LibreOffice's conversions (libreoffice-jail.ts `runGroup`: detached, their own process
+ * group, stderr only). `BENCHMAX_JAIL_SPAWNER=0` spawns directly.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
@@ -57,8 +59,9 @@ process.on("message", (m) => {
   }
   if (m.t !== "spawn") return;
   let c;
+  const stdio = m.stdio || ["pipe", "pipe", "pipe"];
   try {
-    c = spawn(m.argv[0], m.argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env: m.env });
+    c = spawn(m.argv[0], m.argv.slice(1), { stdio, env: m.env, detached: !!m.detached });
   } catch (e) {
     send({ t: "error", id: m.id, message: String((e && e.message) || e) });
     return;
@@ -68,14 +71,14 @@ process.on("message", (m) => {
     send({ t: "error", id: m.id, message: e.message });
   });
   if (c.pid === undefined) return;
-  const pipes = [take(c.stdin), take(c.stdout), take(c.stderr)];
+  const pipes = [c.stdin, c.stdout, c.stderr].map((s) => (s ? take(s) : null));
   kids.set(m.id, c);
   c.on("exit", (code, signal) => {
     kids.delete(m.id);
     send({ t: "exit", id: m.id, code, signal });
   });
   send({ t: "pid", id: m.id, pid: c.pid });
-  pipes.forEach((h, fd) => send({ t: "io", id: m.id, fd }, h));
+  pipes.forEach((h, fd) => h && send({ t: "io", id: m.id, fd }, h));
 });
 `;
 
@@ -102,27 +105,59 @@ class RemoteJail extends EventEmitter implements JailProcess {
   readonly stdout = new PassThrough();
   readonly stderr = new PassThrough();
   private readonly sockets: Socket[] = [];
-  private pendingIo = 3;
+  private pendingIo: number;
+  /** The piped fds whose socket has not come yet. */
+  private readonly awaited = new Set<number>();
+  /** Output streams not finished yet (`close` waits for them and for the exit). */
+  private openOut = 0;
   private exited = false;
   private refd = true;
 
   constructor(
     readonly id: number,
     private readonly owner: Helper,
+    stdio: StdioKind[],
+    /** Hold the helper's channel (so this process's loop) until the exit, not only until the sockets came. */
+    private readonly holdUntilExit: boolean,
   ) {
     super();
     // the owner may unref each stream, as it would a ChildProcess's pipes
     for (const s of [this.stdin, this.stdout, this.stderr]) Object.assign(s, { unref: () => this.unref() });
+    const streams = [this.stdin, this.stdout, this.stderr];
+    stdio.forEach((k, fd) => {
+      if (k === "pipe") this.awaited.add(fd);
+      else if (fd > 0) streams[fd]!.end(); // nothing will come on it
+    });
+    this.pendingIo = this.awaited.size;
+    for (const s of [this.stdout, this.stderr]) {
+      this.openOut++;
+      s.once("finish", () => {
+        this.openOut--;
+        this.maybeClose();
+      });
+    }
   }
 
   io(fd: number, socket: Socket): void {
     socket.on("error", () => {});
     if (!this.refd) socket.unref();
     this.sockets.push(socket);
+    this.awaited.delete(fd);
     if (fd === 0) this.stdin.pipe(socket);
     else socket.pipe(fd === 1 ? this.stdout : this.stderr);
-    if (--this.pendingIo === 0) this.settled();
+    if (--this.pendingIo === 0 && !this.holdUntilExit) this.settled();
   }
+
+  /** `close` as a ChildProcess emits it: once it exited and its output streams ended. */
+  private maybeClose(): void {
+    if (this.exited && this.openOut === 0 && this.exitStatus) {
+      const { code, signal } = this.exitStatus;
+      this.exitStatus = undefined;
+      this.emit("close", code, signal);
+    }
+  }
+
+  private exitStatus?: { code: number | null; signal: NodeJS.Signals | null };
 
   /** Its pid and sockets are all in (or it is gone): it no longer holds the helper's channel. */
   settled(): void {
@@ -135,8 +170,13 @@ class RemoteJail extends EventEmitter implements JailProcess {
     if (this.exited) return;
     this.exited = true;
     this.owner.jails.delete(this.id);
-    if (this.pendingIo > 0) this.settled();
+    if (this.pendingIo >= 0) this.settled();
+    // a socket that never came (the helper lost the jail, or it could not start): its stream ends empty
+    for (const fd of this.awaited) if (fd > 0) (fd === 1 ? this.stdout : this.stderr).end();
+    this.awaited.clear();
+    this.exitStatus = { code, signal };
     this.emit("exit", code, signal);
+    this.maybeClose();
   }
 
   fail(message: string): void {
@@ -207,23 +247,46 @@ function startHelper(): Helper | undefined {
   return h;
 }
 
+/** What a spawned program's fd 0, 1 or 2 is: a pipe to this process, or /dev/null. */
+export type StdioKind = "pipe" | "ignore";
+
+export interface SpawnOptions {
+  /** fds 0, 1, 2 (default: all piped). */
+  stdio?: [StdioKind, StdioKind, StdioKind];
+  /** A new session and process group with the program as its leader (`process.kill(-pid)` ends the group). */
+  detached?: boolean;
+  /**
+   * Keep this process alive until the program exits, as a ChildProcess does (a one-off run). By default only until
+   * its pipes are here: a live jail idles unref'd and never keeps the env process alive.
+   */
+  holdUntilExit?: boolean;
+}
+
 /**
- * Spawn `argv` with only `env` and piped stdio, from the helper process when it can run (else directly: the same
- * ChildProcess as before).
+ * Spawn `argv` with only `env`, from the helper process when it can run (else directly: the same ChildProcess as
+ * before). The result emits `spawn`, `exit`, `close` (exited and its output streams ended) and `error`, as a
+ * ChildProcess does.
  */
-export function spawnJailProcess(argv: string[], env: NodeJS.ProcessEnv): JailProcess {
+export function spawnJailProcess(argv: string[], env: NodeJS.ProcessEnv, options: SpawnOptions = {}): JailProcess {
+  const stdio = options.stdio ?? ["pipe", "pipe", "pipe"];
+  const detached = options.detached ?? false;
   if (process.env.BENCHMAX_JAIL_SPAWNER !== "0") {
     helper ??= startHelper();
     const h = helper;
     if (h?.proc.connected) {
-      const j = new RemoteJail(nextId++, h);
+      const j = new RemoteJail(nextId++, h, stdio, options.holdUntilExit ?? false);
       h.jails.set(j.id, j);
       if (h.waiting++ === 0) h.proc.channel?.ref();
-      h.proc.send({ t: "spawn", id: j.id, argv, env });
+      h.proc.send({ t: "spawn", id: j.id, argv, env, stdio, detached });
       return j;
     }
   }
-  return spawn(argv[0]!, argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env });
+  const c = spawn(argv[0]!, argv.slice(1), { stdio, env, detached });
+  // an ignored fd has no stream on a ChildProcess: an empty, ended one stands in
+  (["stdin", "stdout", "stderr"] as const).forEach((k, fd) => {
+    if (stdio[fd] === "ignore") Object.defineProperty(c, k, { value: new PassThrough().end() });
+  });
+  return c as JailProcess;
 }
 
 /**
