@@ -861,8 +861,9 @@ async function episodeBench(py, figures, round2) {
 
 /**
  * BENCH_ONLY=episodes-ab: whole episodes over HTTP and over WebSocket (raw-socket clients) on this build and on
- * BENCH_SERVER_MODULE_B's, in alternating rounds: episodes/s and each server child's CPU per episode, with the median
- * of the per-round CPU ratios (same moment, same outside load).
+ * BENCH_SERVER_MODULE_B's, in alternating rounds (A and B back to back, which goes first alternating): episodes/s and
+ * each server child's CPU per episode, with the median of the per-round CPU ratios (nearly the same moment, so nearly
+ * the same outside load).
  */
 async function episodeAB(figures, round2) {
   const moduleB = process.env.BENCH_SERVER_MODULE_B;
@@ -900,7 +901,9 @@ async function episodeAB(figures, round2) {
     const eps = Object.fromEntries(names.map((k) => [k, []]));
     const cpu = Object.fromEntries(names.map((k) => [k, []]));
     for (let round = 0; round < ROUNDS; round++) {
-      for (const k of names.map((_, i) => names[(i + round) % names.length])) {
+      // each kind's A and B back to back (the closest moments, so the closest outside load), A first every other round
+      const order = ["http", "ws"].flatMap((k) => (round % 2 ? [`${k}B`, k] : [k, `${k}B`]));
+      for (const k of order) {
         const t = targets[k];
         const counted = { n: 0 };
         const c0 = await t.child.cpu();

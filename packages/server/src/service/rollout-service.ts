@@ -350,7 +350,8 @@ export class RolloutService {
   async create(options: CreateOptions = {}): Promise<ServedRollout> {
     const id = this.checkId(options.id);
     const maxTurns = RolloutService.checkMaxTurns(options.maxTurns);
-    const task = options.task ?? (await this.source.resolve(options.from));
+    // no await when the task resolves at once (the dataset is loaded): one promise less per rollout
+    const task = options.task ?? this.source.resolveLoaded(options.from) ?? (await this.source.resolve(options.from));
     // an id may have been taken while the task loaded
     if (id !== undefined) this.checkId(id);
     this.admit(1, options.client);
@@ -476,22 +477,42 @@ export class RolloutService {
    * Take the model's reply (core's Episode.step: every tool call in it runs, the turn and deadline limits apply; a
    * reply without a call ends and scores the episode). `conflict` when done or while another step runs.
    */
-  async step(rollout: ServedRollout, reply: AssistantMessage | string): Promise<ServiceStep> {
-    const r = this.own(rollout);
-    if (r.done) throw conflict(`rollout "${r.id}" is done (${r.episode.outcome}); create a new one`, "EPISODE_DONE");
-    if (r.scoreKey !== undefined) {
-      throw conflict(`rollout "${r.id}" was already scored; a rollout is scored once`, "ALREADY_SCORED");
+  step(rollout: ServedRollout, reply: AssistantMessage | string): Promise<ServiceStep> {
+    let r: Rollout;
+    try {
+      r = this.own(rollout);
+      if (r.done) throw conflict(`rollout "${r.id}" is done (${r.episode.outcome}); create a new one`, "EPISODE_DONE");
+      if (r.scoreKey !== undefined) {
+        throw conflict(`rollout "${r.id}" was already scored; a rollout is scored once`, "ALREADY_SCORED");
+      }
+    } catch (e) {
+      return Promise.reject(e);
     }
     r.steps++;
     const t0 = performance.now();
-    let s: StepResult;
+    // marked busy like `use` does, with one `then` and no async frame (every OpenEnv step comes through here)
+    r.busy++;
+    let p: Promise<StepResult>;
     try {
-      s = await this.use(r, () => r.episode.step(reply));
+      p = r.episode.step(reply);
     } catch (e) {
-      if (e instanceof UsageError) throw conflict(e.message, "STEP_IN_PROGRESS");
-      throw e;
+      this.idle(r);
+      return Promise.reject(stepError(e));
     }
-    const ms = performance.now() - t0;
+    return p.then(
+      (s) => {
+        this.idle(r);
+        return this.stepped(r, s, performance.now() - t0);
+      },
+      (e: unknown) => {
+        this.idle(r);
+        throw stepError(e);
+      },
+    );
+  }
+
+  /** A step's result: counted, and when it ended the episode, scored once (or failed). */
+  private stepped(r: Rollout, s: StepResult, ms: number): ServiceStep {
     this.metrics.prom?.phase("step", ms);
     for (const t of s.tools) this.metrics.observeToolCall(ms / s.tools.length, t.result.isError, t.name);
     r.toolCalls += s.tools.length;
@@ -720,6 +741,11 @@ function checkToken(r: Rollout, token: string | undefined, what: string): void {
   if (!equalsBytes(token, r.tokenBytes)) {
     throw new RolloutServiceError("forbidden", `wrong token for ${what} "${r.id}"`, { reason: "FORBIDDEN" });
   }
+}
+
+/** Two steps at once on one episode (core's UsageError) is the client's `conflict`; anything else as it is. */
+function stepError(e: unknown): unknown {
+  return e instanceof UsageError ? conflict(e.message, "STEP_IN_PROGRESS") : e;
 }
 
 /** An env call's failure as the service's error: `infra_error` for infrastructure, else `env_error`. */

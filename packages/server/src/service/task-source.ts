@@ -2,6 +2,9 @@ import { type Env, type Task, TaskSchema } from "@benchmax/core";
 import { checkHostPaths, resolveHostPaths } from "../host-paths.js";
 import { badRequest, notFound } from "./service-error.js";
 
+/** The dataset of an env without `loadTasks`. */
+const NO_DATASET: readonly Task[] = [];
+
 /**
  * How a caller names the task of a new rollout: a dataset task by id, an inline task (a Task, or any raw row the
  * env's `parseTask` accepts), a seed (OpenEnv's reset: the same seed always picks the same dataset task), or none of
@@ -59,7 +62,22 @@ export class TaskSource {
   }
 
   /** The task a reference names. Bad references are `bad_request`; an unknown id `not_found`; host paths `forbidden`. */
-  async resolve(ref: TaskRef = {}): Promise<Task> {
+  resolve(ref: TaskRef = {}): Promise<Task> {
+    try {
+      const t = this.resolveLoaded(ref);
+      if (t) return Promise.resolve(t);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    // the dataset loads first; then the reference resolves (or throws) without waiting
+    return this.all().then(() => this.resolveLoaded(ref) as Task);
+  }
+
+  /**
+   * `resolve` without a promise where no wait is needed: the task, or undefined while the dataset it needs has not
+   * loaded (then call `resolve`). Throws what `resolve` rejects with.
+   */
+  resolveLoaded(ref: TaskRef = {}): Task | undefined {
     const { seed, taskId } = ref;
     if (seed !== undefined && seed !== null) {
       if (typeof seed !== "number" || !Number.isInteger(seed) || seed < 0) {
@@ -72,15 +90,17 @@ export class TaskSource {
       }
     }
     if (taskId !== undefined && typeof taskId !== "string") throw badRequest(`"taskId" must be a string`);
+    // an env without a dataset has an empty one, loaded
+    const all = this.list ?? (this.env.loadTasks ? undefined : NO_DATASET);
     if (taskId !== undefined) {
-      await this.all();
+      if (!all) return undefined;
       const t = this.index?.get(taskId);
       if (t) return t;
       if (ref.task === undefined)
         throw notFound(`unknown task id "${taskId}" in ${this.env.name}'s dataset`, "UNKNOWN_TASK");
     }
     if (ref.task !== undefined) return this.fromClient(ref.task);
-    const all = await this.all();
+    if (!all) return undefined;
     if (all.length === 0) throw badRequest(`${this.env.name} has no default dataset: name a "task"`, "NO_TASKS");
     if (typeof seed === "number") return all[seed % all.length]!;
     return all[this.cursor++ % all.length]!;
