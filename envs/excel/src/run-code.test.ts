@@ -34,6 +34,27 @@ describe("run_code sandbox", () => {
     expect(wb.getWorksheet("Sheet1")!.getCell("C1").value).toBe("hi");
   });
 
+  it("a workbook past the in-place size goes out and back in whole (thread-pool file I/O, many pipe chunks)", async () => {
+    const { dir, file } = sandbox();
+    // distinct strings: the saved xlsx stays well past 64 KB after compression
+    await runCode(
+      file,
+      dir,
+      "const ws = workbook.addWorksheet('big');\nfor (let r = 1; r <= 6000; r++) ws.getCell(r, 1).value = `row ${r} ${(r * 7919).toString(36)} ${Math.sin(r)}`;",
+    );
+    const size = readFileSync(file).length;
+    expect(size).toBeGreaterThan(64 * 1024);
+    // a second rollout's interpreter takes that file in through its pipe
+    const other = sandbox();
+    copyFileSync(file, other.file);
+    const r = await runCode(
+      other.file,
+      other.dir,
+      "const ws = workbook.getWorksheet('big');\nconsole.log(ws.rowCount, ws.getCell(5999, 1).value);",
+    );
+    expect(r.output).toBe(`6000 row 5999 ${(5999 * 7919).toString(36)} ${Math.sin(5999)}\n`);
+  });
+
   it("errors in the code are tool errors with the message", async () => {
     const { dir, file } = sandbox();
     await expect(runCode(file, dir, "throw new Error('boom')")).rejects.toThrow(/boom/);

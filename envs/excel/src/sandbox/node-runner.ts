@@ -17,16 +17,25 @@ let limit = 8000;
 const fmt = (a) => (typeof a === "string" ? a : (() => { try { return JSON.stringify(a); } catch { return String(a); } })());
 const log = (...args) => { if (out.length <= limit) out += args.map(fmt).join(" ") + "\n"; };
 const ctx = vm.createContext({ ExcelJS, workbook: null, console: { log, info: log, warn: log, error: log } });
-let buf = Buffer.alloc(0);
+// chunks are kept until a whole frame is in, then joined once (joining on every chunk copied a large workbook
+// once per pipe chunk)
+let parts = [];
+let have = 0;
 const frames = [];
 let wake = null;
 process.stdin.on("data", (d) => {
-  buf = buf.length ? Buffer.concat([buf, d]) : d;
-  while (buf.length >= 8) {
-    const hl = buf.readUInt32BE(0), bl = buf.readUInt32BE(4);
-    if (buf.length < 8 + hl + bl) break;
+  parts.push(d);
+  have += d.length;
+  for (;;) {
+    if (have < 8) break;
+    if (parts[0].length < 8) parts = [Buffer.concat(parts, have)];
+    const hl = parts[0].readUInt32BE(0), bl = parts[0].readUInt32BE(4);
+    if (have < 8 + hl + bl) break;
+    const buf = parts.length === 1 ? parts[0] : Buffer.concat(parts, have);
     frames.push({ head: JSON.parse(buf.subarray(8, 8 + hl).toString("utf8")), body: buf.subarray(8 + hl, 8 + hl + bl) });
-    buf = buf.subarray(8 + hl + bl);
+    const rest = buf.subarray(8 + hl + bl);
+    parts = rest.length ? [rest] : [];
+    have = rest.length;
   }
   if (frames.length && wake) { const w = wake; wake = null; w(); }
 });
@@ -42,9 +51,11 @@ const send = (head, body = Buffer.alloc(0)) => new Promise((r) => {
 const clean = (e) => e && e.stack ? String(e.stack).split("\n").filter((l) => !l.includes("node:") && !l.includes("exceljs")).slice(0, 6).join("\n") : String(e);
 const save = async () => Buffer.from(await ctx.workbook.xlsx.writeBuffer());
 // warm the paths a rollout's first call takes before saying ready (V8 compiles each function on its first call and
-// optimises it after several, which made a first exceljs load several times slower than a later one): build a small
-// workbook with the common parts (styles, shared strings, formulas, dates, merges, names, two sheets), then save and
-// load it a few times, and run a script in a context
+// optimises it only after many, which made a first exceljs load several times slower than a later one): build a
+// small workbook with the common parts (styles, shared strings, formulas, dates, merges, names, two sheets), save it,
+// load it WARM_LOADS times (2 loads left a rollout's first load at about 3 times the CPU of a hot one; 12 bring it
+// near), and run a script that reads it in the rollout's own context; the pool's jails do this at low priority
+const WARM_LOADS = 12;
 try {
   const w = new ExcelJS.Workbook();
   for (const name of ["warm", "two"]) {
@@ -66,14 +77,19 @@ try {
   }
   w.definedNames.add("warm!$A$1:$A$3", "nm");
   const book = Buffer.from(await w.xlsx.writeBuffer());
-  for (let i = 0; i < 2; i++) {
+  for (let i = 0; i < WARM_LOADS; i++) {
     const r = new ExcelJS.Workbook();
     await r.xlsx.load(book);
     r.worksheets[0].getCell("A2").value;
-    if (i === 0) await r.xlsx.writeBuffer();
+    if (i < 2) await r.xlsx.writeBuffer();
+    ctx.workbook = r;
   }
-  await new vm.Script("(async () => {\n1\n})()", { filename: "warm.js" }).runInContext(vm.createContext({}), { timeout: 10000 });
+  // the rollout's context itself (its first script compiles there), then it is as new: no workbook, no globals added
+  const before = new Set(Object.keys(ctx));
+  await new vm.Script("(async () => {\nconst s = workbook.worksheets[0]; s.getCell('A2').value; s.getRow(2).values; s.eachRow(() => {});\n})()", { filename: "warm.js" }).runInContext(ctx, { timeout: 10000 });
+  for (const k of Object.keys(ctx)) if (!before.has(k)) delete ctx[k];
 } catch {}
+ctx.workbook = null;
 const tm = () => performance.now();
 await send({ t: "ready" });
 for (;;) {
@@ -86,7 +102,7 @@ for (;;) {
   out = "";
   limit = Number(head.maxOut) || 8000;
   let ok = true, err = "", back = Buffer.alloc(0), wb = "same";
-  const t0 = tm(), ms = { wb: 0, code: 0, save: 0 };
+  const t0 = tm(), c0 = process.cpuUsage(), ms = { wb: 0, code: 0, save: 0, cpu: 0 };
   try {
     if (head.wb) {
       const w = new ExcelJS.Workbook();
@@ -106,6 +122,8 @@ for (;;) {
     wb = "changed";
     err = clean(e);
   }
+  const c = process.cpuUsage(c0);
+  ms.cpu = (c.user + c.system) / 1000;
   await send({ t: "done", ok, out: out.slice(0, limit), trunc: out.length > limit, err, wb, ms }, back);
 }
 `;
