@@ -40,7 +40,7 @@ describe("run_code sandbox", () => {
     await runCode(
       file,
       dir,
-      "const ws = workbook.addWorksheet('big');\nfor (let r = 1; r <= 6000; r++) ws.getCell(r, 1).value = `row ${r} ${(r * 7919).toString(36)} ${Math.sin(r)}`;",
+      "const ws = workbook.addWorksheet('big');\nfor (let r = 1; r <= 6000; r++) ws.getCell(r, 1).value = 'row ' + r + ' ' + (r * 7919).toString(36) + ' ' + Math.sin(r);",
     );
     const size = readFileSync(file).length;
     expect(size).toBeGreaterThan(64 * 1024);
