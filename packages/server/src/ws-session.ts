@@ -119,9 +119,12 @@ export function attachWebSocket(
               throw new RolloutServiceError("bad_request", "data must be an object", { reason: "VALIDATION_ERROR" });
             }
             // a bad reset leaves the session's episode as it was
-            const task = await service.resolveTask(taskRefOf(data));
+            // no await where the task resolves at once (the dataset is loaded), none where nothing is live to drop
+            const ref = taskRefOf(data);
+            const task = service.resolveTaskLoaded(ref) ?? (await service.resolveTask(ref));
             if (data.episode_id !== rollout?.id) service.checkId(data.episode_id);
-            await drop();
+            if (rollout && !rollout.released) await drop();
+            else rollout = undefined;
             rollout = await service.create({ task, id: data.episode_id as string | undefined, client, origin: "ws" });
             return replyJson("observation", resetObservationJson(service, rollout));
           }

@@ -268,6 +268,11 @@ export class RolloutService {
     return this.source.resolve(ref);
   }
 
+  /** `resolveTask` without a promise where no wait is needed: undefined while the dataset has not loaded. */
+  resolveTaskLoaded(ref: TaskRef = {}): Task | undefined {
+    return this.source.resolveLoaded(ref);
+  }
+
   /** The env's system prompt for a task (without the tool section). */
   systemPrompt(task: Task): string {
     return resolveSystemPrompt(this.env, task);

@@ -19,6 +19,7 @@ describe("TaskSource", () => {
         loads++;
         return TASKS;
       }),
+      undefined,
     );
     // not loaded yet: nothing at once, the promise loads it (once)
     expect(src.resolveLoaded({})).toBeUndefined();
@@ -36,7 +37,7 @@ describe("TaskSource", () => {
   });
 
   it("an inline task and bad references need no dataset; an env without one has an empty one", async () => {
-    const src = new TaskSource(envWith());
+    const src = new TaskSource(envWith(), undefined);
     const inline = { id: "x", prompt: "p", groundTruth: null };
     expect(src.resolveLoaded({ task: inline })).toEqual(inline);
     expect(src.isInline(src.resolveLoaded({ task: inline }) as Task)).toBe(true);
@@ -44,7 +45,10 @@ describe("TaskSource", () => {
     await expect(src.resolve({})).rejects.toThrow(/no default dataset/);
     await expect(src.resolve({ taskId: "a" })).rejects.toThrow(/unknown task id/);
     // a loading env: a bad seed fails at once, before any load
-    const loading = new TaskSource(envWith(() => new Promise(() => {})));
+    const loading = new TaskSource(
+      envWith(() => new Promise(() => {})),
+      undefined,
+    );
     expect(() => loading.resolveLoaded({ seed: "x" as unknown as number })).toThrow(/seed/);
     expect(loading.resolveLoaded({ task: inline })).toEqual(inline);
   });
