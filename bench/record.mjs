@@ -4,7 +4,8 @@
 // episodes through the rollout API the SkyRL shim uses (create tagged with a trainer step → three tool calls → reward
 // with the conversation → release) on both, alternating rounds (A B, B A, …) so drift hits both alike. From the
 // recorded server's warm-up to the end, what watches it in production runs too: a Prometheus scraper reading /metrics
-// every second (15x the usual scrape rate) and a `benchmax watch URL` follower on its rollout feed (SSE). Prints one
+// every second (15x the usual scrape rate) and a `benchmax watch URL` follower on its rollout feed (SSE, from the
+// recorder's series: since=series). The recorder keeps the dashboard's series and watch-series.json. Prints one
 // JSON line on stdout: episodes/s of each and the ratio recorded / plain (goal ≥ 0.95), and each server process's CPU
 // time per episode (process.cpuUsage, read over IPC around each round) and its ratio (goal ≤ 1.05): on a machine
 // other jobs load, the CPU figure moves less than the rates do.
@@ -58,7 +59,14 @@ async function child(recordDir) {
       process.send?.({ cpu: u.user + u.system });
     } else if (m === "close") {
       await s.close();
-      process.send?.({ closed: true, written: s.recorder?.written ?? 0, dropped: s.recorder?.dropped ?? 0 });
+      process.send?.({
+        closed: true,
+        written: s.recorder?.written ?? 0,
+        dropped: s.recorder?.dropped ?? 0,
+        // the dashboard's series kept as rollouts are written, and their checkpoint (watch-series.json)
+        seriesSaves: s.recorder?.keeper.saves ?? 0,
+        seriesSaveMs: s.recorder?.keeper.lastSaveMs ?? 0,
+      });
     }
   });
 }
@@ -169,7 +177,7 @@ function watchers(port) {
   }, SCRAPE_MS);
   const feed = (async () => {
     try {
-      const r = await fetch(`${base}/v1/record/feed?since=end`, { headers: auth, signal: ac.signal });
+      const r = await fetch(`${base}/v1/record/feed?since=series`, { headers: auth, signal: ac.signal });
       if (!r.ok) return;
       const dec = new TextDecoder();
       for await (const chunk of r.body) {
@@ -259,7 +267,7 @@ async function main() {
     const cpuRatioAlternating = med(b.map((x, i) => x.cpuPerEpisode / a[i].cpuPerEpisode));
     const load1 = `${loadAtStart} at the start, ${loadavg()[0].toFixed(1)} at the end (${cpus().length} CPUs)`;
     const how = `median of ${ROUNDS} alternating rounds of ${MEASURE_MS} ms, ${CONCURRENCY} clients, after ${WARMUP_EPISODES} warm-up episodes on each server (${WARMUP_MS} ms at most); ratio: median of the per-round ratios; load average ${load1}`;
-    const note = `episodes/s: ${how}; ${lines} lines recorded (${rec.written} written, ${rec.dropped} dropped); from its warm-up on, /metrics scraped ${scrapes} times and ${events} rollouts followed on the feed`;
+    const note = `episodes/s: ${how}; ${lines} lines recorded (${rec.written} written, ${rec.dropped} dropped; the dashboard's series kept as they were written and saved to watch-series.json ${rec.seriesSaves} times, the last in ${rec.seriesSaveMs.toFixed(1)} ms); from its warm-up on, /metrics scraped ${scrapes} times and ${events} rollouts followed on the feed`;
     console.log(
       JSON.stringify({
         area: "record",

@@ -72,7 +72,11 @@ async function writeWithWriter(runDir, series) {
   mkdirSync(runDir, { recursive: true });
   const t = performance.now();
   const w = await ResultsWriter.open(join(runDir, "results.jsonl"), series ? { series: { passThreshold: 1 } } : {});
-  for (let i = 0; i < N; i++) w.write(rollout(i));
+  for (let i = 0; i < N; i++) {
+    w.write(rollout(i));
+    // eval awaits between rollouts: the writer's checkpoint timer gets its turns, as in a run
+    if (i % 1000 === 999) await new Promise((r) => setImmediate(r));
+  }
   w.close();
   return { ms: performance.now() - t, saves: w.keeper?.saves ?? 0, lastSaveMs: w.keeper?.lastSaveMs ?? 0 };
 }
