@@ -9,6 +9,8 @@ let events: RolloutResult[] = [];
 const streams = new Set<ServerResponse>();
 const asked: { auth?: string; last?: string; url?: string }[] = [];
 let server: Server;
+/** Answer since=series as a server from before it did: 400. */
+let oldServer = false;
 let base: string;
 
 const rollout = (i: number) => ({ taskId: "t", rolloutId: `r${i}`, outcome: "completed", reward: 1 }) as RolloutResult;
@@ -23,6 +25,7 @@ beforeAll(async () => {
       url: req.url,
     });
     if (req.headers.authorization !== "Bearer secret") return void res.writeHead(403).end("wrong token");
+    if (req.url?.includes("since=series") && oldServer) return void res.writeHead(400).end("since must be an id");
     res.writeHead(200, { "content-type": "text/event-stream" });
     res.write(": hello\n\nretry: 1000\n\n");
     let from = Number(req.headers["last-event-id"] ?? 0);
@@ -117,5 +120,26 @@ describe("followFeed", () => {
     await vi.waitFor(() => expect(got).toEqual(["r1", "r2", "r3"]), { timeout: 10_000, interval: 10 });
     expect(asked.at(-1)!.last).toBe("0");
     f.close();
+  });
+
+  it("a server from before since=series (400): the feed from its start, series never asked again", async () => {
+    events = [1, 2].map(rollout);
+    asked.length = 0;
+    oldServer = true;
+    const got: string[] = [];
+    const states: unknown[] = [];
+    try {
+      const f = await followFeed(base, (r) => got.push(r.rolloutId), {
+        token: "secret",
+        onSeries: (s) => states.push(s) > 0,
+      });
+      await f.ready;
+      await vi.waitFor(() => expect(got).toEqual(["r1", "r2"]), { timeout: 10_000, interval: 10 });
+      expect(states).toEqual([]);
+      expect(asked.map((a) => a.last)).toEqual([undefined, "0"]);
+      f.close();
+    } finally {
+      oldServer = false;
+    }
   });
 });

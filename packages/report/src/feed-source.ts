@@ -110,6 +110,13 @@ export async function followFeed(
       },
       signal: abort.signal,
     });
+    if (res.status === 400 && lastEventId === undefined) {
+      // a recording server that predates since=series: its feed from the start
+      await res.body?.cancel();
+      lastEventId = "0";
+      settle();
+      return open();
+    }
     if (!res.ok || !res.body) {
       const text = await res.text().catch(() => "");
       throw new UsageError(`${target.origin}${FEED_PATH}: HTTP ${res.status} ${text.slice(0, 300)}`.trim());
