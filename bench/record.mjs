@@ -50,6 +50,23 @@ async function child(recordDir) {
     loadTasks: async () => [{ id: "t", prompt: "Say ok", groundTruth: "ok", meta: { split: "train" } }],
   };
   const s = await serveEnv(env, { port: 0, token: TOKEN, ...(recordDir ? { record: recordDir } : {}) });
+  // the time the recorder spends on the dashboard's series (their update per written batch, and their checkpoint):
+  // summed here, so its share of the recorded server's CPU per episode is read in the same run
+  let seriesMs = 0;
+  const keeper = s.recorder?.keeper;
+  if (keeper) {
+    for (const m of ["appended", "save"]) {
+      const f = keeper[m].bind(keeper);
+      keeper[m] = (...args) => {
+        const t = performance.now();
+        try {
+          return f(...args);
+        } finally {
+          seriesMs += performance.now() - t;
+        }
+      };
+    }
+  }
   process.send?.({ port: s.port });
   process.on("message", async (m) => {
     if (m === "cpu") {
@@ -66,6 +83,7 @@ async function child(recordDir) {
         // the dashboard's series kept as rollouts are written, and their checkpoint (watch-series.json)
         seriesSaves: s.recorder?.keeper.saves ?? 0,
         seriesSaveMs: s.recorder?.keeper.lastSaveMs ?? 0,
+        seriesMs,
       });
     }
   });
@@ -265,9 +283,12 @@ async function main() {
     const ratio = med(b.map((x, i) => x.rate / a[i].rate));
     const cpuRatio = med(pb.map((x, i) => x.cpuPerEpisode / pa[i].cpuPerEpisode));
     const cpuRatioAlternating = med(b.map((x, i) => x.cpuPerEpisode / a[i].cpuPerEpisode));
+    // the series' own time per recorded rollout, against the recorded server's CPU per episode (side by side)
+    const seriesUs = (rec.seriesMs * 1000) / Math.max(1, rec.written);
+    const seriesShare = seriesUs / med(pb.map((x) => x.cpuPerEpisode));
     const load1 = `${loadAtStart} at the start, ${loadavg()[0].toFixed(1)} at the end (${cpus().length} CPUs)`;
     const how = `median of ${ROUNDS} alternating rounds of ${MEASURE_MS} ms, ${CONCURRENCY} clients, after ${WARMUP_EPISODES} warm-up episodes on each server (${WARMUP_MS} ms at most); ratio: median of the per-round ratios; load average ${load1}`;
-    const note = `episodes/s: ${how}; ${lines} lines recorded (${rec.written} written, ${rec.dropped} dropped; the dashboard's series kept as they were written and saved to watch-series.json ${rec.seriesSaves} times, the last in ${rec.seriesSaveMs.toFixed(1)} ms); from its warm-up on, /metrics scraped ${scrapes} times and ${events} rollouts followed on the feed`;
+    const note = `episodes/s: ${how}; ${lines} lines recorded (${rec.written} written, ${rec.dropped} dropped; the dashboard's series kept as they were written and saved to watch-series.json ${rec.seriesSaves} times, the last in ${rec.seriesSaveMs.toFixed(1)} ms: ${seriesUs.toFixed(1)} µs per rollout in all, ${(100 * seriesShare).toFixed(2)} % of the recorded server's CPU per episode); from its warm-up on, /metrics scraped ${scrapes} times and ${events} rollouts followed on the feed`;
     console.log(
       JSON.stringify({
         area: "record",
