@@ -8,7 +8,9 @@
  * - code calls/s with 64 rollouts at once, live vs a fresh jail per call at the same concurrency;
  * - memory with 256 live Python interpreters (RSS and PSS summed over every process of their jails).
  * Prints progress to stderr and one JSON line to stdout. Run `npx tsup` in envs/excel first.
- * BENCH_LIVE_N (default 256) sets the live-interpreter count of the memory figure.
+ * BENCH_LIVE_N (default 256) sets the live-interpreter count of the memory figure; BENCH_LIVE_CONCURRENCY (default
+ * 16) how many interpreters start at once; BENCH_LIVE_CAP_S (default 300) when the memory phase stops starting more.
+ * BENCH_PHASES (default `cold,small,memory,rate`) picks phases: `BENCH_PHASES=memory` measures the 256 alone.
  */
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -47,6 +49,34 @@ setTimeout(() => {
   process.exit(0);
 }, BUDGET_MS + 20_000).unref();
 const left = () => BUDGET_MS - (now() - began);
+const PHASES = new Set((process.env.BENCH_PHASES ?? "cold,small,memory,rate").split(","));
+/** Host memory in use (MemTotal - MemAvailable), MB. */
+const hostUsedMb = () => {
+  const m = readFileSync("/proc/meminfo", "utf8");
+  const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+)`, "m").exec(m)?.[1] ?? 0);
+  return (kb("MemTotal") - kb("MemAvailable")) / 1024;
+};
+/** Memory charged to this process's jails' cgroups together (interpreters, their /work tmpfs), MB, where known. */
+const jailsCgroupMb = () => {
+  const lines = readFileSync("/proc/self/cgroup", "utf8").split("\n");
+  const own = (pick) => lines.find(pick)?.split(":")[2];
+  const name = `benchmax-jails-${process.pid}`;
+  for (const f of [
+    join("/sys/fs/cgroup", own((l) => l.startsWith("0::")) ?? "", name, "memory.current"),
+    join(
+      "/sys/fs/cgroup/memory",
+      own((l) => l.split(":")[1]?.split(",").includes("memory")) ?? "",
+      name,
+      "memory.usage_in_bytes",
+    ),
+  ]) {
+    try {
+      return Number(readFileSync(f, "utf8")) / 1024 / 1024;
+    } catch {}
+  }
+  return undefined;
+};
+
 /** A phase's cap: `ms`, or less when the run's budget (minus `reserve` for the phases after it) is short. */
 const capFor = (ms, reserve = 0) => Math.max(1000, Math.min(ms, left() - reserve));
 
@@ -243,25 +273,27 @@ log(`load ${load()} (2-core machines here are shared; CPU-time figures are the l
 }
 
 // cold start first (before the fresh-jail phases heat the machine): a new rollout's first call with a warm jail ready
-for (const [tool, language, run, code, what, id] of [
-  ["run_python", "python", py(), "print(1)", "workbook sent in, print", "pool_cold_start_ms"],
-  [
-    "run_python",
-    "python",
-    py(),
-    PY_SMALL.replace("ws['A2']", "openpyxl.load_workbook(workbook_path).active['A2']"),
-    "workbook sent in, opened with openpyxl, a cell read",
-    "pool_cold_start_ms_open",
-  ],
-  [
-    "run_code",
-    "node",
-    js(),
-    JS_SMALL,
-    "workbook sent in and loaded by exceljs, a cell read",
-    "pool_cold_start_ms_open",
-  ],
-]) {
+for (const [tool, language, run, code, what, id] of !PHASES.has("cold")
+  ? []
+  : [
+      ["run_python", "python", py(), "print(1)", "workbook sent in, print", "pool_cold_start_ms"],
+      [
+        "run_python",
+        "python",
+        py(),
+        PY_SMALL.replace("ws['A2']", "openpyxl.load_workbook(workbook_path).active['A2']"),
+        "workbook sent in, opened with openpyxl, a cell read",
+        "pool_cold_start_ms_open",
+      ],
+      [
+        "run_code",
+        "node",
+        js(),
+        JS_SMALL,
+        "workbook sent in and loaded by exceljs, a cell read",
+        "pool_cold_start_ms_open",
+      ],
+    ]) {
   const times = [];
   const cpus = [];
   const parts = [];
@@ -315,10 +347,12 @@ for (const [tool, language, run, code, what, id] of [
   closeInterpreters();
 }
 
-for (const [tool, run, setup, small, fresh] of [
-  ["run_python", py(), PY_OPEN, PY_SMALL, py({ fresh: true })],
-  ["run_code", js(), undefined, JS_SMALL, js({ fresh: true, deferSave: false })],
-]) {
+for (const [tool, run, setup, small, fresh] of !PHASES.has("small")
+  ? []
+  : [
+      ["run_python", py(), PY_OPEN, PY_SMALL, py({ fresh: true })],
+      ["run_code", js(), undefined, JS_SMALL, js({ fresh: true, deferSave: false })],
+    ]) {
   const live = await p50(run, setup, small, 40, 30_000);
   // a fresh jail per call has no state: it opens the workbook in every call (a few samples make the ratio)
   const base = await p50(
@@ -347,33 +381,60 @@ closeInterpreters();
 
 // the 64 rollouts of run_python's throughput phase: live interpreters of the memory phase (their workbook open)
 let pyRollouts;
-// memory with N live python interpreters (the phase stops starting more past its cap and reports what is live)
-{
+// memory with N live python interpreters: BENCH_LIVE_CONCURRENCY start at once (starts are CPU-bound: more only
+// queue); past the cap the phase stops starting more and reports what is live
+if (PHASES.has("memory")) {
   const n = Number(process.env.BENCH_LIVE_N ?? 256);
+  const concurrency = Number(process.env.BENCH_LIVE_CONCURRENCY ?? 16);
   const before = treeMemory();
+  const hostBefore = hostUsedMb();
+  const load0 = load();
   const rollouts = Array.from({ length: n }, () => ws());
   const opened = [];
+  const failed = [];
   let next = 0;
-  const cap = capFor(150_000, 200_000);
+  const cap = capFor(Number(process.env.BENCH_LIVE_CAP_S ?? 300) * 1000, PHASES.has("rate") ? 200_000 : 10_000);
   const t0 = now();
+  let shown = 0;
   await Promise.all(
-    Array.from({ length: 16 }, async () => {
+    Array.from({ length: concurrency }, async () => {
       while (next < rollouts.length && now() - t0 < cap) {
         const r = rollouts[next++];
-        await runPython(r.file, r.dir, PY_OPEN, { timeoutMs: 120_000, warmPool: 8 });
-        opened.push(r);
+        try {
+          await runPython(r.file, r.dir, PY_OPEN, { timeoutMs: 120_000, warmPool: 8 });
+          opened.push(r);
+        } catch (e) {
+          failed.push(e.message);
+        }
+        if (opened.length >= shown + 32) {
+          shown = opened.length;
+          log(`${shown} live after ${((now() - t0) / 1000).toFixed(0)} s, load ${load()}`);
+        }
       }
     }),
   );
+  const startS = (now() - t0) / 1000;
   const live = interpreterStats().live;
   const warm = interpreterStats().warm;
   const m = treeMemory();
+  const hostMb = hostUsedMb() - hostBefore;
+  const cgMb = jailsCgroupMb();
   const rssMb = (m.rss - before.rss) / 1024;
   const pssMb = (m.pss - before.pss) / 1024;
   const each = live + warm;
+  const loadNow = load();
   log(
-    `${live} live python interpreters (+${warm} warm): RSS ${rssMb.toFixed(0)} MB, PSS ${pssMb.toFixed(0)} MB (${m.procs} processes), ${((now() - t0) / 1000).toFixed(0)} s to start them, load ${load()}`,
+    `${live} live python interpreters (+${warm} warm, ${failed.length} failed${failed.length ? `: ${failed[0].slice(0, 200)}` : ""}): RSS ${rssMb.toFixed(0)} MB, PSS ${pssMb.toFixed(0)} MB (${m.procs} processes), host memory in use +${hostMb.toFixed(0)} MB${cgMb === undefined ? "" : `, jails' cgroups ${cgMb.toFixed(0)} MB`}; ${startS.toFixed(0)} s to start them (${concurrency} at once), load ${load0} before, ${loadNow} after`,
   );
+  figures.push({
+    id: "run_python.live_interpreters",
+    label: `live Python interpreters reached (workbook open), ${concurrency} starting at once, within ${Math.round(cap / 1000)} s`,
+    value: live,
+    unit: "interpreters",
+    goal: `${n}`,
+    pass: live >= n,
+    note: `${startS.toFixed(0)} s to start them; load ${load0} before, ${loadNow} after; ${failed.length} starts failed`,
+  });
   figures.push({
     id: "run_python.rss_per_live_mb",
     label: `RSS per live Python interpreter (workbook open), ${live} live + ${warm} warm, summed over their jails' processes`,
@@ -381,6 +442,7 @@ let pyRollouts;
     unit: "MB",
     goal: "≤ 40 MB",
     pass: rssMb / each <= 40 && live >= n,
+    load: loadNow,
   });
   figures.push({
     id: "run_python.pss_per_live_mb",
@@ -394,14 +456,37 @@ let pyRollouts;
     value: Math.round(rssMb),
     unit: "MB",
   });
+  figures.push({
+    id: "run_python.host_used_live_mb",
+    label: `host memory in use (MemTotal - MemAvailable) grown while ${live} + ${warm} interpreters started (the whole host: other work included)`,
+    value: Math.round(hostMb),
+    unit: "MB",
+  });
+  if (cgMb !== undefined)
+    figures.push({
+      id: "run_python.cgroup_live_mb",
+      label: `memory charged to the ${live} + ${warm} jails' cgroups (their processes, kernel memory and /work tmpfs)`,
+      value: Math.round(cgMb),
+      unit: "MB",
+    });
   pyRollouts = opened.slice(0, 64);
 }
 
 // throughput with 64 rollouts at once
-for (const [tool, run, setup, small, fresh, freshSmall, prepared] of [
-  ["run_python", py({ warmPool: 8 }), PY_OPEN, PY_SMALL, py({ fresh: true }), `${PY_OPEN}\n${PY_SMALL}`, pyRollouts],
-  ["run_code", js({ warmPool: 8 }), "1", JS_SMALL, js({ fresh: true, deferSave: false }), JS_SMALL],
-]) {
+for (const [tool, run, setup, small, fresh, freshSmall, prepared] of !PHASES.has("rate")
+  ? []
+  : [
+      [
+        "run_python",
+        py({ warmPool: 8 }),
+        PY_OPEN,
+        PY_SMALL,
+        py({ fresh: true }),
+        `${PY_OPEN}\n${PY_SMALL}`,
+        pyRollouts,
+      ],
+      ["run_code", js({ warmPool: 8 }), "1", JS_SMALL, js({ fresh: true, deferSave: false }), JS_SMALL],
+    ]) {
   const live = await rate(run, setup, small, 64, 20, 30_000, cpuMeter, capFor(90_000, 100_000), prepared);
   closeInterpreters();
   // a fresh jail per call, 64 callers at once; starts are CPU-bound: a few dozen calls make the rate
