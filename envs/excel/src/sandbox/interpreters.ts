@@ -258,8 +258,24 @@ class WarmPool {
     return entry;
   }
 
+  /** A refill is due on the next loop turn (it counts as a jail starting). */
+  private refilling = false;
+
+  /**
+   * Start jails until `size` are ready or starting: one per event-loop turn. A start (its mount plan, memory group
+   * and the request to the spawner) is a few ms of this thread's CPU; a pool starting three at once (one claimed and
+   * its two replacements) held one turn of the loop for all three.
+   */
   fill(): void {
-    while (!this.closed && this.ready.length + this.starting.filter((s) => !s.claimed).length < this.size) this.start();
+    if (this.closed || this.refilling) return;
+    if (this.ready.length + this.starting.filter((s) => !s.claimed).length >= this.size) return;
+    this.start();
+    if (this.ready.length + this.starting.filter((s) => !s.claimed).length >= this.size) return;
+    this.refilling = true;
+    setImmediate(() => {
+      this.refilling = false;
+      this.fill();
+    });
   }
 
   /**
@@ -293,9 +309,9 @@ class WarmPool {
     return this.ready.length;
   }
 
-  /** Jails of this pool still starting that no rollout has claimed yet. */
+  /** Jails of this pool still starting that no rollout has claimed yet (a refill due next turn counts as one). */
   get startingNow(): number {
-    return this.starting.filter((s) => !s.claimed).length;
+    return this.starting.filter((s) => !s.claimed).length + (this.refilling ? 1 : 0);
   }
 
   get language(): string {
