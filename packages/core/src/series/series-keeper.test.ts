@@ -1,7 +1,7 @@
 import { appendFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ResultsWriter } from "../results-file.js";
 import type { RolloutResult } from "../rollout-result.js";
 import { LiveSeries } from "./live-series.js";
@@ -73,6 +73,25 @@ describe("eval's ResultsWriter keeps the series", () => {
     expect(cp.series!.snapshot()).toEqual(fullScan(path, 0.5).snapshot());
     // a watch asking for another pass threshold does not take it
     expect(loadCheckpoint(dir, 1).status).toBe("other-settings");
+  });
+
+  it("writes the checkpoint on its own once `everyMs` went by (fake clock), not before", async () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval", "performance"] });
+    try {
+      const w = await ResultsWriter.open(path, { series: { passThreshold: 1, everyMs: 5000 } });
+      for (let i = 0; i < 100; i++) w.write(row(i));
+      vi.advanceTimersByTime(4000);
+      expect(existsSync(join(dir, CHECKPOINT_FILE))).toBe(false);
+      vi.advanceTimersByTime(2000);
+      expect(loadCheckpoint(dir, 1)).toMatchObject({ status: "loaded", offset: statSync(path).size });
+      expect(w.keeper!.saves).toBe(1);
+      // nothing new: no second write
+      vi.advanceTimersByTime(60_000);
+      expect(w.keeper!.saves).toBe(1);
+      w.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("killed between two checkpoint writes: the older checkpoint plus the tail after its offset is the whole run", async () => {

@@ -8,7 +8,10 @@ import { loadCheckpoint, saveCheckpoint } from "./series-checkpoint.js";
 export interface SeriesKeeperOptions {
   /** The pass threshold of the pass-rate curve (the env's; default 1). */
   passThreshold?: number;
-  /** Least time between two checkpoint writes (default 5 s; a slow write waits 100x its own time). */
+  /**
+   * Least time between two checkpoint writes (default 5 s). A write that took t ms waits, past that, until 1,000 t
+   * rollouts were added (1 µs of writing per rollout) or 1,000 t ms went by.
+   */
   everyMs?: number;
   /**
    * The file already holds lines this writer did not write (a recording appended to): start from its checkpoint, or
@@ -21,7 +24,8 @@ export interface SeriesKeeperOptions {
  * The live series of a results.jsonl kept by the process that writes it (eval's ResultsWriter, `serve --record`), so
  * a watch of the run never reads the file to draw it: the writer reports each rollout with the bytes its line took
  * (`appended`), and the series and the byte offset they cover go to watch-series.json (series-checkpoint.ts) off the
- * append path: at most every `everyMs` (and never more than 1 % of the time: a write that took t waits 100 t), and
+ * append path: at most every `everyMs`, and then only once the rollouts added since pay at most 1 µs each for it
+ * (a write that took t ms waits for 1,000 t rollouts) or 1,000 t ms went by (0.1 % of the time, for a slow run), and
  * on `close`. The checkpoint's digests are read back from the file at that offset when it is written, so the cost per
  * rollout is the series update alone. A crash between two writes leaves an older checkpoint: a watch reads on from
  * its offset.
@@ -37,7 +41,9 @@ export class SeriesKeeper {
   lastSaveMs = 0;
   private readonly path: string;
   private readonly dir: string;
-  private dueAt = 0;
+  private savedAt = performance.now();
+  /** Rollouts added since the last checkpoint write. */
+  private pending = 0;
   private timer?: NodeJS.Timeout;
   /** While the series lags the file (reading lines it did not see appended): the reader, and where the writer is. */
   private tail?: ResultsTail;
@@ -85,6 +91,7 @@ export class SeriesKeeper {
       return;
     }
     for (const r of results) this.series.add(r);
+    this.pending += results.length;
     this.offset = end;
   }
 
@@ -96,6 +103,7 @@ export class SeriesKeeper {
       return;
     }
     this.series.add(r);
+    this.pending++;
     this.offset += bytes;
     this.writerAt = this.offset;
   }
@@ -136,7 +144,9 @@ export class SeriesKeeper {
 
   private maybeSave(): void {
     if (this.closed || this.offset === this.savedOffset || this.tail) return;
-    if (performance.now() < this.dueAt) return;
+    const since = performance.now() - this.savedAt;
+    if (since < (this.options.everyMs ?? 5000)) return;
+    if (this.pending * 0.001 < this.lastSaveMs && since < 1000 * this.lastSaveMs) return;
     this.save();
   }
 
@@ -146,8 +156,9 @@ export class SeriesKeeper {
     const t = performance.now();
     const ok = saveCheckpoint(this.dir, this.series, this.offset);
     this.lastSaveMs = performance.now() - t;
-    this.dueAt = performance.now() + Math.max(this.options.everyMs ?? 5000, 100 * this.lastSaveMs);
+    this.savedAt = performance.now();
     if (ok) {
+      this.pending = 0;
       this.savedOffset = this.offset;
       this.saves++;
     }
