@@ -1,5 +1,5 @@
 import { type AssistantMessage, type Env, type Message, type ToolResult, textOf } from "@benchmax/core";
-import { failureOf, type RolloutService, type ServedRollout } from "./service/rollout-service.js";
+import { type FinalState, failureOf, type RolloutService, type ServedRollout } from "./service/rollout-service.js";
 import { badRequest } from "./service/service-error.js";
 import { errorTypeOf, frameworkErrorOf, hasTool, observationResult } from "./tool-errors.js";
 
@@ -209,7 +209,7 @@ export async function stepRollout(service: RolloutService, r: ServedRollout, act
 export const NO_EPISODE_STATE = Object.freeze({ episode_id: null, step_count: 0 });
 
 /** OpenEnv `/state` body. */
-export function stateOf(r: ServedRollout): Record<string, unknown> {
+export function stateOf(r: FinalState | ServedRollout): Record<string, unknown> {
   return {
     episode_id: r.id,
     step_count: r.steps,

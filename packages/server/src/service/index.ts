@@ -1,5 +1,6 @@
 export {
   type CreateOptions,
+  type FinalState,
   failureOf,
   isMessages,
   RolloutService,

@@ -234,6 +234,18 @@ describe("RolloutService from a harness's side", () => {
     // with no id: the last finished rollout, when a `/reset` ("reset" origin) made it
     expect(s.finalState(undefined, undefined)).toBeUndefined();
     expect(s.finalState(undefined, undefined, "api")?.id).toBe(b.id);
+    // what is kept is the state, not the rollout (its episode and conversation are free to go)
+    const { tokenBytes: _, ...kept } = s.finalState(a.id, a.token) as unknown as Record<string, unknown>;
+    expect(kept).toEqual({
+      id: a.id,
+      origin: "reset",
+      task: { id: "t1" },
+      steps: 1,
+      toolCalls: 0,
+      done: true,
+      reward: 1,
+    });
+    expect(s.finalState(a.id, a.token)).not.toBe(a);
   });
 
   it("the idle sweep releases idle rollouts and leaves busy ones", async () => {

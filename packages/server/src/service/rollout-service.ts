@@ -66,6 +66,27 @@ export interface ServedRollout {
   readonly lastUsed: number;
 }
 
+/**
+ * What stays of a released rollout whose episode ended, so its final state can be read back (OpenEnv's `/state` after
+ * done): a few fields, not the rollout. Keeping the rollout itself kept its episode and whole conversation alive
+ * until 1,024 later ones had finished, long enough for every episode's objects to be promoted to the old generation
+ * and collected there.
+ */
+export interface FinalState {
+  readonly id: string;
+  readonly origin: string;
+  readonly task: { readonly id: string };
+  readonly steps: number;
+  readonly toolCalls: number;
+  readonly done: boolean;
+  readonly reward?: number;
+}
+
+/** A final state with the rollout's token, checked like a live rollout's. */
+interface Finished extends FinalState {
+  readonly tokenBytes: Buffer;
+}
+
 /** A score: the combined reward, its named components, and whether it reaches the env's pass threshold. */
 export interface ScoreOutcome {
   reward: number;
@@ -210,7 +231,9 @@ export class RolloutService {
   readonly maxTurns: number;
   private readonly live = new Map<string, Rollout>();
   private readonly byTokenMap = new Map<string, Rollout>();
-  private readonly finished = new Map<string, Rollout>();
+  private readonly finished = new Map<string, Finished>();
+  /** The last rollout put in `finished` (the newest: the map drops its oldest first). */
+  private lastFinished?: Finished;
   private readonly source: TaskSource;
   private readonly sweeper?: NodeJS.Timeout;
   private readonly limits: ServiceLimits;
@@ -677,8 +700,20 @@ export class RolloutService {
     await r.episode.close();
     this.metrics.rolloutsReleased++;
     if (!ended) return;
+    this.finished.delete(r.id); // a client-chosen id used again: the newest goes last
     if (this.finished.size >= KEEP_FINISHED) this.finished.delete(this.finished.keys().next().value!);
-    this.finished.set(r.id, r);
+    const final: Finished = {
+      id: r.id,
+      origin: r.origin,
+      task: { id: r.task.id },
+      steps: r.steps,
+      toolCalls: r.toolCalls,
+      done: r.done,
+      ...(r.reward !== undefined ? { reward: r.reward } : {}),
+      tokenBytes: r.tokenBytes,
+    };
+    this.finished.set(r.id, final);
+    this.lastFinished = final;
     if (this.onFinished) {
       try {
         this.onFinished(this.recordOf(r), r);
@@ -705,9 +740,9 @@ export class RolloutService {
    * A finished (released) rollout, so its final state can be read back after done: by id (with its token, checked
    * like a live one), or with no id the last one `origin` made. Undefined when none is kept.
    */
-  finalState(id: string | undefined, token: string | undefined, origin = "reset"): ServedRollout | undefined {
+  finalState(id: string | undefined, token: string | undefined, origin = "reset"): FinalState | undefined {
     if (id === undefined) {
-      const last = [...this.finished.values()].at(-1);
+      const last = this.lastFinished;
       return last?.origin === origin ? last : undefined;
     }
     const r = this.finished.get(id);
@@ -737,7 +772,7 @@ export class RolloutService {
   }
 }
 
-function checkToken(r: Rollout, token: string | undefined, what: string): void {
+function checkToken(r: { id: string; tokenBytes: Buffer }, token: string | undefined, what: string): void {
   if (!token) {
     throw new RolloutServiceError("unauthorized", `${what} "${r.id}" needs its token (X-Rollout-Token header)`, {
       reason: "UNAUTHORIZED",
