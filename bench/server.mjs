@@ -4,6 +4,9 @@
 // step latency. Each server runs in its own child process; one load generator drives them all the same way.
 // Issue 17 adds: whole-episode throughput (reset, three tool steps, final answer, reward) over HTTP and over WebSocket
 // against a FastAPI + uvicorn server running the same episodes, and POST /mcp tools/call against the node:http echo.
+// A/B of two builds in one run: BENCH_ONLY=mcp (/v1 tool calls and /mcp tools/call) or BENCH_ONLY=episodes-ab (whole
+// episodes over HTTP and WebSocket) with BENCH_SERVER_MODULE_B=<other build's dist/index.js>: each target and its B
+// twin run back to back, and the figure is the median of the per-round server-CPU ratios, with the load average.
 // Prints one JSON line on stdout (bench/README.md).
 import { spawn, spawnSync } from "node:child_process";
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
@@ -1141,7 +1144,14 @@ async function mcpBench(figures, round2) {
     const rps = Object.fromEntries(names.map((k) => [k, []]));
     const cpu = Object.fromEntries(names.map((k) => [k, []]));
     for (let round = 0; round < ROUNDS; round++) {
-      for (const name of names.map((_, i) => names[(i + round) % names.length])) {
+      // with a B build, each target and its B twin run back to back (the closest moments), which goes first alternating
+      const rotated = names.map((_, i) => names[(i + round) % names.length]);
+      const order = other
+        ? rotated
+            .filter((k) => !k.endsWith("B"))
+            .flatMap((k) => (names.includes(`${k}B`) ? (round % 2 ? [`${k}B`, k] : [k, `${k}B`]) : [k]))
+        : rotated;
+      for (const name of order) {
         const t = targets[name];
         t.counted = { n: 0 };
         const c0 = await t.child.cpu();
