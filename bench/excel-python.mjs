@@ -323,6 +323,8 @@ for (const [tool, language, run, code, what, id] of !PHASES.has("cold")
     inside_wb_ms: med((p) => p.inside.wb),
     inside_code_ms: med((p) => p.inside.code),
     inside_save_ms: med((p) => p.inside.save),
+    // the interpreter process's own CPU for the call (run_code reports it; 0 for run_python)
+    inside_cpu_ms: med((p) => p.inside.cpu ?? 0),
   };
   log(
     `${tool}: cold start from the warm pool (${what}) p50 ${ms.toFixed(1)} ms wall, ${cpu.toFixed(1)} ms CPU (host + jail), ${times.length} starts, load ${load()}; ${JSON.stringify(breakdown)}`,

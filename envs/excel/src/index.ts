@@ -19,6 +19,7 @@ import { explainCases } from "./explain.js";
 import { findSoffice, LibreOfficeRecalc } from "./libreoffice.js";
 import { excelReferencePolicy } from "./reference-policy.js";
 import { type CaseOutcome, type Scorer, scoreOneCase, scoreRollout } from "./reward.js";
+import { preloadRunCode } from "./run-code.js";
 import { pythonAvailable } from "./run-python.js";
 import { releaseInterpreters } from "./sandbox/interpreters.js";
 import {
@@ -62,6 +63,12 @@ export interface ExcelEnvOptions {
   episodeDeadlineMs?: number;
   /** Most tool calls run from one reply (the rest get a tool error); default 32. */
   maxToolCallsPerReply?: number;
+  /**
+   * Claim each rollout's run_code interpreter at its init and load the workbook into it, overlapping the model's
+   * first generation (its first run_code call then skips the exceljs load). Costs a live interpreter per rollout
+   * whether or not the model calls run_code. Default false.
+   */
+  preloadRunCode?: boolean;
 }
 
 /** An excel episode's default deadline: 10 turns of 32 calls cannot hold a core for hours. */
@@ -154,6 +161,7 @@ export function resolveOptions(options: EnvOptions = {}): Required<Pick<ExcelEnv
     libreofficeConcurrency: num(options.libreofficeConcurrency, "libreofficeConcurrency"),
     episodeDeadlineMs: num(options.episodeDeadlineMs, "episodeDeadlineMs"),
     maxToolCallsPerReply: num(options.maxToolCallsPerReply, "maxToolCallsPerReply"),
+    preloadRunCode: options.preloadRunCode === true || options.preloadRunCode === "true",
   };
 }
 
@@ -212,7 +220,11 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
       const ws = await Workspace.create({ prefix: `excel-${rolloutId}` });
       try {
         await ws.copyIn(input, WORKBOOK_FILE);
-        return { task, ws, version: 0, stale: false, calls: [], endsAt: performance.now() + deadlineMs };
+        const endsAt = performance.now() + deadlineMs;
+        // not awaited: the load overlaps the model's first generation; the first run_code call queues behind it
+        if (opts.preloadRunCode && families.includes("js"))
+          void preloadRunCode(ws.resolve(WORKBOOK_FILE), ws.dir, { ...cfg.runCode, deferSave: true, endsAt });
+        return { task, ws, version: 0, stale: false, calls: [], endsAt };
       } catch (e) {
         await ws.remove();
         throw e;
@@ -282,7 +294,7 @@ export { compareCellValue, transformValue } from "./py-values.js";
 export { pyFloatFromString, pyRound } from "./python.js";
 export { recalcWorkbook } from "./recalc.js";
 export { excelReferencePolicy } from "./reference-policy.js";
-export { networkIsolated, runCode, runCodeIsolation } from "./run-code.js";
+export { networkIsolated, preloadRunCode, runCode, runCodeIsolation } from "./run-code.js";
 export { pythonAvailable, runPython } from "./run-python.js";
 export { closeInterpreters, flushInterpreters, interpreterStats } from "./sandbox/interpreters.js";
 export { type JailSpec, jailAvailable, jailStartCommand } from "./sandbox/jail.js";

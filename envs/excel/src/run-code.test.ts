@@ -53,7 +53,7 @@ describe("run_code sandbox", () => {
       "const ws = workbook.getWorksheet('big');\nconsole.log(ws.rowCount, ws.getCell(5999, 1).value);",
     );
     expect(r.output).toBe(`6000 row 5999 ${(5999 * 7919).toString(36)} ${Math.sin(5999)}\n`);
-  });
+  }, 120_000);
 
   it("errors in the code are tool errors with the message", async () => {
     const { dir, file } = sandbox();

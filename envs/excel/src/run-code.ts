@@ -29,7 +29,12 @@ import { join } from "node:path";
 import { ToolError, workspaceRoot } from "@benchmax/core";
 import { goneMessage } from "./run-python.js";
 import { exceljsBundle } from "./sandbox/bundle.js";
-import { execInInterpreter, type InterpreterSpec, type LifeOptions } from "./sandbox/interpreters.js";
+import {
+  execInInterpreter,
+  type InterpreterSpec,
+  type LifeOptions,
+  preloadInterpreter,
+} from "./sandbox/interpreters.js";
 import { boxCopy, boxFile, jailAvailable } from "./sandbox/jail.js";
 import { JailGone } from "./sandbox/live-jail.js";
 import { NODE_RUNNER } from "./sandbox/node-runner.js";
@@ -195,6 +200,27 @@ export function nodeSpec(options: RunCodeOptions = {}): InterpreterSpec {
       maxProcs,
     },
   };
+}
+
+/**
+ * Claim the rollout's run_code interpreter from the warm pool now and load `wbPath` into it (exceljs), so the model's
+ * first run_code call finds the workbook in memory: an env calls this at the rollout's start. Resolves with the
+ * claim-and-load time in ms once done (undefined where there is no jail or it failed; the first call then loads the
+ * workbook itself). Costs a live interpreter per rollout whether or not the model calls run_code.
+ */
+export function preloadRunCode(
+  wbPath: string,
+  workspaceDir: string,
+  options: RunCodeOptions = {},
+): Promise<number | undefined> {
+  if (options.jail === false || options.fresh || !jailAvailable().ok) return Promise.resolve(undefined);
+  return preloadInterpreter({
+    ...options,
+    spec: nodeSpec(options),
+    workspaceDir,
+    wbPath,
+    timeoutMs: Math.max(options.timeoutMs ?? 10_000, 30_000),
+  });
 }
 
 async function runLive(

@@ -532,6 +532,45 @@ async function apply(
   };
 }
 
+/**
+ * Claim the rollout's interpreter now and load its workbook into it (run_code: exceljs parses it), before the model's
+ * first call: at the rollout's start, overlapping the model's first generation, so that call finds the workbook in
+ * memory. Resolves once it is loaded (or failed: the first call then sends the workbook as usual); never throws.
+ * Requests of the rollout queue behind it. Returns how long the claim and the load took (ms), or undefined.
+ */
+export function preloadInterpreter(
+  req: Omit<ExecRequest, "code" | "save" | "fresh" | "maxOut">,
+): Promise<number | undefined> {
+  const key = keyOf(req.spec.language, req.workspaceDir);
+  return serial(key, async () => {
+    const t0 = performance.now();
+    const s = await sessionFor({ ...req, code: "", save: false, maxOut: 0 }, key);
+    if (s.synced || s.unsaved) return undefined;
+    const now = stampOf(req.wbPath);
+    if (!now) return undefined;
+    const body = await readBook(req.wbPath, now.size);
+    try {
+      const f = await s.jail.request(
+        { t: "exec", code: "", maxOut: 0, timeoutMs: req.timeoutMs, wb: true, save: false },
+        body,
+        req.timeoutMs + 1000,
+      );
+      // an empty script changed nothing: the interpreter holds the host's file as it is
+      if (f.head.ok === true) s.synced = now;
+    } catch (e) {
+      endSession(s);
+      if (!(e instanceof JailGone)) throw e;
+      return undefined;
+    } finally {
+      s.lastUsed = performance.now();
+      const pool = s.refill;
+      s.refill = undefined;
+      if (pool) setImmediate(() => pool.fill());
+    }
+    return performance.now() - t0;
+  }).catch(() => undefined);
+}
+
 async function execFresh(req: ExecRequest): Promise<ExecReply> {
   const j = await startJail(req.spec);
   try {

@@ -23,7 +23,7 @@ import type { ToolResult } from "@benchmax/core";
 import { afterAll, describe, expect, it } from "vitest";
 import { fixturesDir } from "../dataset.js";
 import { createExcelEnv } from "../index.js";
-import { runCode } from "../run-code.js";
+import { preloadRunCode, runCode } from "../run-code.js";
 import { pythonAvailable, runPython } from "../run-python.js";
 import { cgroupSupport } from "./cgroup.js";
 import { closeInterpreters, interpreterStats } from "./interpreters.js";
@@ -69,6 +69,36 @@ describe.skipIf(!py.ok)("a live interpreter per rollout", () => {
       deferSave: true,
     });
     expect(r.output).toBe("42 kept\n");
+  }, 60_000);
+
+  it("run_code preloaded at the rollout's start: the first call finds the workbook loaded; a later change on the host is sent", async () => {
+    const { dir, file } = sandbox();
+    const ms = await preloadRunCode(file, dir, { deferSave: true });
+    expect(ms).toBeGreaterThan(0);
+    const before = readFileSync(file);
+    const r = await runCode(file, dir, "console.log(workbook.worksheets[0].getCell('A1').value)", { deferSave: true });
+    expect(r.output).toBe("Item\n");
+    expect(interpreterStats().lastCall?.sent).toBe(false);
+    // the preload changed nothing: the host file is untouched
+    expect(readFileSync(file).equals(before)).toBe(true);
+    // a structured tool's change (another workbook here) reaches the interpreter on the next call
+    copyFileSync(join(fixturesDir(), "spreadsheetbench/spreadsheet/101/1_101_answer.xlsx"), file);
+    await runCode(file, dir, "console.log(1)", { deferSave: true });
+    expect(interpreterStats().lastCall?.sent).toBe(true);
+  }, 60_000);
+
+  it("an env with preloadRunCode claims the interpreter at init; the model's run_code sees the workbook", async () => {
+    const env = createExcelEnv({ preloadRunCode: true });
+    const [task] = (await env.loadTasks!()).filter((t) => t.id === "101");
+    await env.init("pre-1", task!);
+    const r = await env.runTool("pre-1", {
+      name: "run_code",
+      arguments: { code: "console.log(workbook.worksheets[0].getCell('A1').value)" },
+    });
+    expect(text(r)).toBe("Item\n");
+    expect(interpreterStats().lastCall?.sent).toBe(false);
+    await env.release("pre-1");
+    await env.close();
   }, 60_000);
 
   it("a call past its time limit kills only that interpreter: the next call says the state is gone", async () => {
