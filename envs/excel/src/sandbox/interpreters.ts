@@ -309,6 +309,16 @@ class WarmPool {
     return this.ready.length;
   }
 
+  /** Refill on the next loop turn (after the caller has its answer); counted as starting from now on. */
+  refillSoon(): void {
+    if (this.closed || this.refilling) return;
+    this.refilling = true;
+    setImmediate(() => {
+      this.refilling = false;
+      this.fill();
+    });
+  }
+
   /** Jails of this pool still starting that no rollout has claimed yet (a refill due next turn counts as one). */
   get startingNow(): number {
     return this.starting.filter((s) => !s.claimed).length + (this.refilling ? 1 : 0);
@@ -479,7 +489,7 @@ export function execInInterpreter(req: ExecRequest): Promise<ExecReply> {
       // the refill (a spawn on this thread, then a start at low priority) runs after the caller has its answer
       const pool = s.refill;
       s.refill = undefined;
-      if (pool) setImmediate(() => pool.fill());
+      pool?.refillSoon();
     }
     const t3 = performance.now();
     if (send) {
@@ -565,7 +575,7 @@ export function preloadInterpreter(
       s.lastUsed = performance.now();
       const pool = s.refill;
       s.refill = undefined;
-      if (pool) setImmediate(() => pool.fill());
+      pool?.refillSoon();
     }
     return performance.now() - t0;
   }).catch(() => undefined);
