@@ -2,48 +2,13 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { RolloutResult } from "../rollout-result.js";
 import { LiveSeries, MAX_POINTS } from "./live-series.js";
+import { fullScan, recordedLines, recordedRow } from "./recorded-rows.js";
 import { ResultsTail } from "./results-tail.js";
 import { CHECKPOINT_FILE, loadCheckpoint, saveCheckpoint } from "./series-checkpoint.js";
 
-/** A SkyRL-style recorded rollout: groups of 4 per step, an env_error now and then, tool latencies, non-ASCII text. */
-function row(i: number): RolloutResult {
-  const step = Math.floor(i / 16);
-  const reward = (i * 7919) % 10 < 4 + (step % 5) ? 1 : 0.25 * (i % 3);
-  const err = i % 31 === 0;
-  return {
-    taskId: `t${Math.floor(i / 4) % 50}`,
-    rolloutId: `r${i}`,
-    groupId: `g${Math.floor(i / 4)}`,
-    sample: i % 4,
-    attempt: 0,
-    outcome: err ? "env_error" : i % 13 === 0 ? "truncated" : "completed",
-    ...(err ? { error: "reward failed" } : { reward, rewards: { correct: reward, format: (i % 7) / 7 } }),
-    turns: 2,
-    toolCalls: 1 + (i % 3),
-    toolErrors: 0,
-    durationMs: 5,
-    toolLatencyMs: { [`tool${i % 5}`]: [0.5 + (i % 40), 3 * (i % 11)] },
-    messages: [
-      { role: "user", content: `What is ${i} + 1? — ü` },
-      { role: "assistant", content: `<answer>${"é".repeat(i % 9)}${i + 1}</answer>` },
-    ],
-    trainerStep: step,
-  } as RolloutResult;
-}
-const lines = (from: number, to: number) => {
-  let s = "";
-  for (let i = from; i < to; i++) s += `${JSON.stringify(row(i))}\n`;
-  return s;
-};
-
-/** The series a watch that never stopped would hold: every line of the file, from the start. */
-function fullScan(path: string, passThreshold = 1): LiveSeries {
-  const s = new LiveSeries(passThreshold);
-  new ResultsTail(path, (r) => s.add(r)).poll();
-  return s;
-}
+const row = recordedRow;
+const lines = (from: number, to: number) => recordedLines(from, to);
 
 let dir: string;
 let path: string;

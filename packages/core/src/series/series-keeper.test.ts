@@ -4,49 +4,14 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ResultsWriter } from "../results-file.js";
 import type { RolloutResult } from "../rollout-result.js";
-import { LiveSeries } from "./live-series.js";
+import { fullScan, recordedLines, recordedRow } from "./recorded-rows.js";
 import { ResultsTail } from "./results-tail.js";
 import { CHECKPOINT_FILE, loadCheckpoint } from "./series-checkpoint.js";
 import { SeriesKeeper } from "./series-keeper.js";
 
-/** A SkyRL-style rollout: groups of 4 per step, an env_error now and then, non-ASCII text, a gold in `explain`. */
-function row(i: number): RolloutResult {
-  const step = Math.floor(i / 16);
-  const reward = (i * 7919) % 10 < 4 + (step % 5) ? 1 : 0;
-  const err = i % 31 === 0;
-  return {
-    taskId: `t${Math.floor(i / 4) % 50}`,
-    rolloutId: `r${i}`,
-    groupId: `g${Math.floor(i / 4)}`,
-    sample: i % 4,
-    attempt: 0,
-    outcome: err ? "env_error" : "completed",
-    ...(err ? { error: "reward failed" } : { reward, rewards: { correct: reward } }),
-    turns: 2,
-    toolCalls: 1,
-    toolErrors: 0,
-    durationMs: 5,
-    toolLatencyMs: { search: [0.5 + (i % 40)] },
-    messages: [
-      { role: "user", content: `What is ${i} + 1? — ü` },
-      { role: "assistant", content: `<answer>${"é".repeat(i % 9)}${i + 1}</answer>` },
-    ],
-    explain: { gold: `${i + 1}` },
-    trainerStep: step,
-  } as RolloutResult;
-}
-const lines = (from: number, to: number) => {
-  let s = "";
-  for (let i = from; i < to; i++) s += `${JSON.stringify(row(i))}\n`;
-  return s;
-};
-
-/** What a watch that reads the whole file draws. */
-function fullScan(path: string, passThreshold = 1): LiveSeries {
-  const s = new LiveSeries(passThreshold);
-  new ResultsTail(path, (r) => s.add(r)).poll();
-  return s;
-}
+/** A recorded rollout with a gold in `explain` (which a series never carries). */
+const row = (i: number): RolloutResult => ({ ...recordedRow(i), explain: { gold: `${i + 1}` } });
+const lines = (from: number, to: number) => recordedLines(from, to, row);
 
 let dir: string;
 let path: string;
