@@ -270,12 +270,7 @@ class WarmPool {
     if (this.closed || this.refilling) return;
     if (this.ready.length + this.starting.filter((s) => !s.claimed).length >= this.size) return;
     this.start();
-    if (this.ready.length + this.starting.filter((s) => !s.claimed).length >= this.size) return;
-    this.refilling = true;
-    setImmediate(() => {
-      this.refilling = false;
-      this.fill();
-    });
+    if (this.ready.length + this.starting.filter((s) => !s.claimed).length < this.size) this.refillSoon();
   }
 
   /**
@@ -419,6 +414,17 @@ async function sessionFor(req: ExecRequest, key: string): Promise<Session> {
   return s;
 }
 
+/**
+ * After a request of `s`, answered or not: it was used now, and the warm pool it was claimed from refills (a spawn on
+ * this thread, then a start at low priority) on the next loop turn, after the caller has its answer.
+ */
+function requestDone(s: Session): void {
+  s.lastUsed = performance.now();
+  const pool = s.refill;
+  s.refill = undefined;
+  pool?.refillSoon();
+}
+
 let writes = 0;
 /**
  * Replace the host's workbook file with `bytes` (a temporary file renamed over it): past INLINE_BYTES written and
@@ -485,11 +491,7 @@ export function execInInterpreter(req: ExecRequest): Promise<ExecReply> {
       endSession(s);
       throw e;
     } finally {
-      s.lastUsed = performance.now();
-      // the refill (a spawn on this thread, then a start at low priority) runs after the caller has its answer
-      const pool = s.refill;
-      s.refill = undefined;
-      pool?.refillSoon();
+      requestDone(s);
     }
     const t3 = performance.now();
     if (send) {
@@ -572,10 +574,7 @@ export function preloadInterpreter(
       if (!(e instanceof JailGone)) throw e;
       return undefined;
     } finally {
-      s.lastUsed = performance.now();
-      const pool = s.refill;
-      s.refill = undefined;
-      pool?.refillSoon();
+      requestDone(s);
     }
     return performance.now() - t0;
   }).catch(() => undefined);
