@@ -395,13 +395,7 @@ export class RolloutService {
     if (options.tags) r.tags = options.tags;
     this.register(r);
     const t0 = performance.now();
-    // marked busy as `use` does, without its closure and extra promise (every reset comes through here)
-    r.busy++;
-    try {
-      r.episode = await Episode.start(this.env, task, this.episodeOptions(r));
-    } finally {
-      this.idle(r);
-    }
+    r.episode = await this.use(r, () => Episode.start(this.env, task, this.episodeOptions(r)));
     this.metrics.prom?.phase("init", performance.now() - t0);
     const failed = r.episode.outcome === "env_error" || r.episode.outcome === "infra_error";
     if (failed || r.released) {
@@ -559,10 +553,7 @@ export class RolloutService {
     }
     const out = this.scoredAs(r, s.reward, s.rewards);
     r.scored = Promise.resolve(out);
-    // the step's own result (a fresh object per step) takes `passed`: no copy of it per scored episode
-    const scored: ServiceStep = s;
-    scored.passed = out.passed;
-    return scored;
+    return { ...s, passed: out.passed };
   }
 
   private scoredAs(r: Rollout, reward: number, rewards: RewardComponents): ScoreOutcome {
@@ -711,17 +702,16 @@ export class RolloutService {
     if (!ended) return;
     this.finished.delete(r.id); // a client-chosen id used again: the newest goes last
     if (this.finished.size >= KEEP_FINISHED) this.finished.delete(this.finished.keys().next().value!);
-    // built without a spread (one object per released episode; `reward` only when scored)
-    const final: { -readonly [K in keyof Finished]: Finished[K] } = {
+    const final: Finished = {
       id: r.id,
       origin: r.origin,
       task: { id: r.task.id },
       steps: r.steps,
       toolCalls: r.toolCalls,
       done: r.done,
+      ...(r.reward !== undefined ? { reward: r.reward } : {}),
       tokenBytes: r.tokenBytes,
     };
-    if (r.reward !== undefined) final.reward = r.reward;
     this.finished.set(r.id, final);
     this.lastFinished = final;
     if (this.onFinished) {
