@@ -17,6 +17,7 @@ import { createRequire } from "node:module";
 import { connect, createServer as createNetServer } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { PerformanceObserver } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const log = (...a) => console.error("[server]", ...a);
@@ -236,6 +237,8 @@ if __name__ == "__main__":
 `;
 
 const TOOL_REPLY = '<tool_call>\n{"name": "noop", "arguments": {"x": 1}}\n</tool_call>';
+// BENCH_TOOL_STEPS=<n>: tool steps per whole episode (default 3); runs with two values split the A/B gap into per-step and per-episode parts
+const TOOL_STEPS = Number(process.env.BENCH_TOOL_STEPS ?? 3);
 const FINAL_REPLY = "<answer>ok</answer>";
 
 const EPISODE_TOOLS = [
@@ -267,7 +270,9 @@ async function childEpisodes() {
     close: async () => {},
     loadTasks: async () => [{ id: "t", prompt: "Say ok", groundTruth: "ok" }],
   };
-  const s = await serveEnv(env, { port: 0, token: "bench-token", maxRollouts: 100_000 });
+  // BENCH_SERVE_OPTIONS=<json>: more serveEnv options for this child (an ablation: e.g. {"initTimeoutMs": 0})
+  const more = process.env.BENCH_SERVE_OPTIONS ? JSON.parse(process.env.BENCH_SERVE_OPTIONS) : {};
+  const s = await serveEnv(env, { port: 0, token: "bench-token", maxRollouts: 100_000, ...more });
   process.send?.({ port: s.port });
 }
 
@@ -554,7 +559,7 @@ async function httpEpisode(client) {
   const reset = await client.post("/reset", {});
   const { episode_id, rollout_token } = reset.observation;
   const step = (content) => client.post("/step", { episode_id, rollout_token, action: { type: "message", content } });
-  for (let i = 0; i < 3; i++) await step(TOOL_REPLY);
+  for (let i = 0; i < TOOL_STEPS; i++) await step(TOOL_REPLY);
   const fin = await step(FINAL_REPLY);
   if (fin.done !== true || fin.reward !== 1) throw new Error(`episode not scored 1: ${JSON.stringify(fin)}`);
 }
@@ -699,7 +704,7 @@ async function wsEpisodes(port, headers) {
     async episode() {
       const reset = await c.ask("reset");
       if (reset.type !== "observation") throw new Error(`ws reset failed: ${JSON.stringify(reset)}`);
-      for (let i = 0; i < 3; i++) await c.ask("tool");
+      for (let i = 0; i < TOOL_STEPS; i++) await c.ask("tool");
       const fin = await c.ask("final");
       if (fin.data?.done !== true || fin.data?.reward !== 1)
         throw new Error(`ws episode not scored 1: ${JSON.stringify(fin)}`);
@@ -872,6 +877,8 @@ async function episodeAB(figures, round2) {
   const moduleB = process.env.BENCH_SERVER_MODULE_B;
   if (!moduleB) throw new Error("BENCH_ONLY=episodes-ab needs BENCH_SERVER_MODULE_B=<path of the other build>");
   const EP_CLIENTS = Number(process.env.BENCH_EPISODE_CLIENTS ?? 16);
+  // BENCH_EP_KINDS=http: measure only that transport (a CPU profile of one path)
+  const KINDS = (process.env.BENCH_EP_KINDS ?? "http,ws").split(",");
   const load0 = loadavg()[0];
   const [a, b] = await Promise.all([
     startChild("episodes"),
@@ -899,23 +906,28 @@ async function episodeAB(figures, round2) {
     const differ = ["reset", "tool step", "final step"]
       .map((what, i) => (shapes[0][i] === shapes[1][i] ? "" : `${what}: A ${shapes[0][i]} | B ${shapes[1][i]}`))
       .filter(Boolean);
-    const names = Object.keys(targets);
+    const names = Object.keys(targets).filter((k) => KINDS.includes(k.replace(/B$/, "")));
     for (const k of names) await episodesPerSecond(targets[k].make, EP_CLIENTS, WARMUP_MS);
     const eps = Object.fromEntries(names.map((k) => [k, []]));
     const cpu = Object.fromEntries(names.map((k) => [k, []]));
+    const gc = {};
     for (let round = 0; round < ROUNDS; round++) {
       // each kind's A and B back to back (the closest moments, so the closest outside load), A first every other round
-      const order = ["http", "ws"].flatMap((k) => (round % 2 ? [`${k}B`, k] : [k, `${k}B`]));
+      const order = KINDS.flatMap((k) => (round % 2 ? [`${k}B`, k] : [k, `${k}B`]));
       for (const k of order) {
         const t = targets[k];
         const counted = { n: 0 };
         const c0 = await t.child.cpu();
+        const g0 = t.child.gc();
         eps[k].push(await episodesPerSecond(t.make, EP_CLIENTS, MEASURE_MS, counted));
         cpu[k].push(((await t.child.cpu()) - c0) / counted.n);
+        (gc[k] ??= []).push(((t.child.gc() - g0) * 1000) / counted.n);
+        t.total = (t.total ?? 0) + counted.n;
       }
       log(`episodes A/B round ${round + 1}: ${names.map((k) => `${k} ${cpu[k][round].toFixed(0)} µs`).join(", ")}`);
     }
-    for (const k of ["http", "ws"]) {
+    log(`episodes counted: ${names.map((k) => `${k} ${targets[k].total}`).join(", ")}`);
+    for (const k of KINDS) {
       const ratios = cpu[k].map((x, i) => x / cpu[`${k}B`][i]);
       figures.push({
         id: `server.episode_ab.${k}`,
@@ -925,6 +937,9 @@ async function episodeAB(figures, round2) {
         unit: "episodes/s",
         server_cpu_us_per_episode: round2(median(cpu[k])),
         server_cpu_us_per_episode_B: round2(median(cpu[`${k}B`])),
+        // GC pauses per episode (µs), part of the CPU above
+        gc_us_per_episode: round2(median(gc[k])),
+        gc_us_per_episode_B: round2(median(gc[`${k}B`])),
         server_cpu_ratio_to_B: Math.round(median(ratios) * 1000) / 1000,
         server_cpu_ratios_to_B: ratios.map((x) => Math.round(x * 1000) / 1000),
         rps_ratio_to_B: round2(median(eps[k].map((x, i) => x / eps[`${k}B`][i]))),
@@ -955,12 +970,18 @@ function startChild(kind, env = process.env) {
     env,
   });
   // cpu(): the child's own process.cpuUsage() (user + system µs), asked over IPC
+  let gcMs = 0;
   const cpu = () =>
     new Promise((resolve) => {
-      child.once("message", (m) => resolve(m.cpu.user + m.cpu.system));
+      child.once("message", (m) => {
+        gcMs = m.gcMs;
+        resolve(m.cpu.user + m.cpu.system);
+      });
       child.send({ cpu: true });
     });
-  return once(child, "message").then(([m]) => ({ ...m, cpu, stop: () => stopChild(child) }));
+  // gc(): GC pause ms so far, as of the last cpu() answer
+  const gc = () => gcMs;
+  return once(child, "message").then(([m]) => ({ ...m, cpu, gc, stop: () => stopChild(child) }));
 }
 
 async function freePort() {
@@ -1347,7 +1368,12 @@ async function main() {
 
 const child = process.argv.find((a) => a.startsWith("--child="))?.slice(8);
 if (child) {
-  process.on("message", (m) => m?.cpu && process.send({ cpu: process.cpuUsage() }));
+  // GC pauses (ms, summed) beside the CPU: a build that allocates or retains more pays it here
+  let gcMs = 0;
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) gcMs += e.duration;
+  }).observe({ entryTypes: ["gc"] });
+  process.on("message", (m) => m?.cpu && process.send({ cpu: process.cpuUsage(), gcMs }));
   // exit (not die) on SIGTERM, so a child run with --cpu-prof writes its profile
   process.on("SIGTERM", () => process.exit(0));
 }

@@ -134,7 +134,7 @@ export class BookPool {
     // a replay's bytes go over shared (or as a copy the worker owns), never cloned on this thread
     if (p.job.kind === "replay") {
       const bytes = shareable(p.job.bytes);
-      worker.postMessage({ ...p.job, bytes }, movable(bytes));
+      worker.postMessage(Object.assign({}, p.job, { bytes }), movable(bytes));
     } else worker.postMessage(p.job);
   }
 

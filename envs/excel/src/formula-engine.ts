@@ -173,7 +173,7 @@ export class FormulaEngine {
 
   private formulaOf(n: { sheet: string; row: number; col: number }): { text: string; master: Node } | undefined {
     const f = this.src.formula(n.sheet, n.row, n.col);
-    if (f !== undefined) return { text: f, master: { ...n, key: keyOf(n.sheet, n.row, n.col) } };
+    if (f !== undefined) return { text: f, master: Object.assign({}, n, { key: keyOf(n.sheet, n.row, n.col) }) };
     const a = this.src.arrayOf?.(n.sheet, n.row, n.col);
     if (a && (a.row !== n.row || a.col !== n.col)) {
       const text = this.src.formula(n.sheet, a.row, a.col);

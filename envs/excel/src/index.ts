@@ -223,7 +223,11 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
         const endsAt = performance.now() + deadlineMs;
         // not awaited: the load overlaps the model's first generation; the first run_code call queues behind it
         if (opts.preloadRunCode && families.includes("js"))
-          void preloadRunCode(ws.resolve(WORKBOOK_FILE), ws.dir, { ...cfg.runCode, deferSave: true, endsAt });
+          void preloadRunCode(
+            ws.resolve(WORKBOOK_FILE),
+            ws.dir,
+            Object.assign({}, cfg.runCode, { deferSave: true, endsAt }),
+          );
         return { task, ws, version: 0, stale: false, calls: [], endsAt };
       } catch (e) {
         await ws.remove();

@@ -214,13 +214,14 @@ export function preloadRunCode(
   options: RunCodeOptions = {},
 ): Promise<number | undefined> {
   if (options.jail === false || options.fresh || !jailAvailable().ok) return Promise.resolve(undefined);
-  return preloadInterpreter({
-    ...options,
-    spec: nodeSpec(options),
-    workspaceDir,
-    wbPath,
-    timeoutMs: Math.max(options.timeoutMs ?? 10_000, 30_000),
-  });
+  return preloadInterpreter(
+    Object.assign({}, options, {
+      spec: nodeSpec(options),
+      workspaceDir,
+      wbPath,
+      timeoutMs: Math.max(options.timeoutMs ?? 10_000, 30_000),
+    }),
+  );
 }
 
 async function runLive(
@@ -233,16 +234,17 @@ async function runLive(
   const spec = nodeSpec(options);
   let r: Awaited<ReturnType<typeof execInInterpreter>>;
   try {
-    r = await execInInterpreter({
-      ...options,
-      spec,
-      workspaceDir,
-      wbPath,
-      code,
-      timeoutMs: lim.timeoutMs,
-      maxOut: lim.maxOut,
-      save: !options.deferSave,
-    });
+    r = await execInInterpreter(
+      Object.assign({}, options, {
+        spec,
+        workspaceDir,
+        wbPath,
+        code,
+        timeoutMs: lim.timeoutMs,
+        maxOut: lim.maxOut,
+        save: !options.deferSave,
+      }),
+    );
   } catch (e) {
     if (e instanceof JailGone) {
       if (e.why === "died" && /heap out of memory|Allocation failed/i.test(e.message))

@@ -146,7 +146,9 @@ export async function runPython(
   const spec = pythonSpec(options);
   let r: ExecReply;
   try {
-    r = await execInInterpreter({ ...options, spec, workspaceDir, wbPath, code, timeoutMs, maxOut, save: true });
+    r = await execInInterpreter(
+      Object.assign({}, options, { spec, workspaceDir, wbPath, code, timeoutMs, maxOut, save: true }),
+    );
   } catch (e) {
     if (e instanceof JailGone) throw new ToolError(goneMessage("run_python", e, timeoutMs, memMb));
     throw e;

@@ -237,7 +237,7 @@ function runCodeTool(cfg: ToolConfig): Tool<ExcelState, any> {
       "{formula: 'SUM(A1:A3)'} for formulas). Changes are saved when the code finishes. console.log output is returned. " +
       "No filesystem, network or subprocesses; time and memory are limited.",
     cfg.runCode.timeoutMs ?? 10_000,
-    (file, dir, code, endsAt) => runCode(file, dir, code, { ...cfg.runCode, deferSave: true, endsAt }),
+    (file, dir, code, endsAt) => runCode(file, dir, code, Object.assign({}, cfg.runCode, { deferSave: true, endsAt })),
     "(no output; the workbook was saved)",
   );
 }
@@ -252,7 +252,7 @@ function runPythonTool(cfg: ToolConfig): Tool<ExcelState, any> {
       "Only the standard library and openpyxl are available; no network and no files outside /work; " +
       "time, memory and disk are limited.",
     cfg.runPython?.timeoutMs ?? 10_000,
-    (file, dir, code, endsAt) => runPython(file, dir, code, { ...cfg.runPython, endsAt }),
+    (file, dir, code, endsAt) => runPython(file, dir, code, Object.assign({}, cfg.runPython, { endsAt })),
     "(no output)",
   );
 }

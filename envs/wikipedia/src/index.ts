@@ -147,7 +147,8 @@ export async function createWikipediaEnv(options: EnvOptions = {}): Promise<Env<
     description,
     systemPrompt: SYSTEM_PROMPT,
     tools: wikiTools(getBackend),
-    initState: (task) => (distractor ? { ...newWikiState(), backend: distractorBackend(task) } : newWikiState()),
+    initState: (task) =>
+      distractor ? Object.assign({}, newWikiState(), { backend: distractorBackend(task) }) : newWikiState(),
     // children share the parent's read-only search space; counters start from the parent's
     forkState: (state) => ({ ...state }),
     reward: ({ completion, task, state }) => {

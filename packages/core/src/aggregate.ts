@@ -204,7 +204,7 @@ export class RunAggregate {
       this.drift.flagged += r.tokenDrift?.length ?? 0;
     }
     let t = this.tasks.get(r.taskId);
-    if (!t) this.tasks.set(r.taskId, (t = { ...newSlice(), rewards: new RewardMultiset() }));
+    if (!t) this.tasks.set(r.taskId, (t = Object.assign({}, newSlice(), { rewards: new RewardMultiset() })));
     const slices = this.slicesOf(r);
     t.n++;
     for (const sl of slices) sl.n++;

@@ -145,7 +145,7 @@ export class EpisodeGroup<T extends Task = Task> {
     }
     this.started = new Array(ids.length);
     // the group's own keys ride along unread: no object rest here, which leaves V8 a slow-mode object per member
-    this.base = { ...options, groupId: options.groupId ?? task.id, attempt: options.attempt ?? 0 };
+    this.base = Object.assign({}, options, { groupId: options.groupId ?? task.id, attempt: options.attempt ?? 0 });
   }
 
   /** Set up a group and start every member (awaits them all). */
@@ -170,7 +170,11 @@ export class EpisodeGroup<T extends Task = Task> {
   }
 
   private optionsOf(k: number, initialized: boolean): EpisodeOptions {
-    return { ...this.base, rolloutId: this.options.rolloutIds[k], sample: this.options.samples?.[k] ?? k, initialized };
+    return Object.assign({}, this.base, {
+      rolloutId: this.options.rolloutIds[k],
+      sample: this.options.samples?.[k] ?? k,
+      initialized,
+    });
   }
 
   /** Member `k` (0 ≤ k < G), started on first ask. */

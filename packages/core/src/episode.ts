@@ -736,7 +736,11 @@ export class Episode<T extends Task = Task> {
     );
     return childIds.map((id, i) => {
       const own = Array.isArray(options) ? options[i] : options;
-      const c = new Episode(this.env, this.task, { ...this.options, ...own, rolloutId: id, initialized: true });
+      const c = new Episode(
+        this.env,
+        this.task,
+        Object.assign({}, this.options, own, { rolloutId: id, initialized: true }),
+      );
       c.messages = [...this.messages];
       c.r.turns = this.r.turns;
       c.r.toolCalls = this.r.toolCalls;

@@ -139,13 +139,17 @@ export async function runMany<T extends Task>(
       attempt++;
       options.onEvent?.({ type: "retry", rolloutId: res.rolloutId, attempt, error: res.error ?? "" });
       await sleep((options.retryDelayMs ?? 200) * attempt);
-      res = await runRollout(env, task, policy, {
-        ...rolloutOpts,
-        rolloutId: res.rolloutId,
-        groupId: task.id,
-        sample,
-        attempt,
-      });
+      res = await runRollout(
+        env,
+        task,
+        policy,
+        Object.assign({}, rolloutOpts, {
+          rolloutId: res.rolloutId,
+          groupId: task.id,
+          sample,
+          attempt,
+        }),
+      );
     }
     return res;
   }
@@ -170,12 +174,15 @@ export async function runMany<T extends Task>(
     let g = groups.get(task.id);
     if (!g) {
       const samples = pendingSamples(task);
-      const group = new EpisodeGroup(env, task, {
-        ...rolloutOpts,
-        rolloutIds: samples.map((k) => rolloutIdOf(task.id, k)),
-        samples,
-        groupId: task.id,
-      });
+      const group = new EpisodeGroup(
+        env,
+        task,
+        Object.assign({}, rolloutOpts, {
+          rolloutIds: samples.map((k) => rolloutIdOf(task.id, k)),
+          samples,
+          groupId: task.id,
+        }),
+      );
       g = { group, index: new Map(samples.map((k, i) => [k, i])), finished: 0, members: [] };
       groups.set(task.id, g);
     }
@@ -211,13 +218,17 @@ export async function runMany<T extends Task>(
       const g = G === 1 ? undefined : groupOf(task);
       let r = g
         ? await playEpisode(await g.group.member(g.index.get(sample)!), policy, options.signal)
-        : await runRollout(env, task, policy, {
-            ...rolloutOpts,
-            rolloutId: rolloutIdOf(task.id, sample),
-            groupId: task.id,
-            sample,
-            attempt: 0,
-          });
+        : await runRollout(
+            env,
+            task,
+            policy,
+            Object.assign({}, rolloutOpts, {
+              rolloutId: rolloutIdOf(task.id, sample),
+              groupId: task.id,
+              sample,
+              attempt: 0,
+            }),
+          );
       if (r.outcome === "infra_error") r = await retry(task, sample, r);
       // a rollout cut short by the abort is not a result: it is not written, and a resume runs it again
       if (r.outcome === "infra_error" && options.signal?.aborted) continue;

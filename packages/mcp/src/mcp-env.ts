@@ -353,12 +353,11 @@ export class McpEnv<T extends Task = Task> implements Env<T> {
         );
       }
     }
-    const ctx: McpRewardContext<T> = {
-      ...this.context(rolloutId, r),
+    const ctx: McpRewardContext<T> = Object.assign({}, this.context(rolloutId, r), {
       task,
       messages,
       completion: lastAssistantText(messages),
-    };
+    });
     return assertFiniteRewards(await this.cfg.reward(ctx), `${this.name}.computeReward`);
   }
 

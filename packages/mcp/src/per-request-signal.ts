@@ -12,5 +12,5 @@ import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 export const perRequestSignalFetch: FetchLike = (url, init) => {
   const signal = init?.signal;
   if (!signal) return fetch(url, init);
-  return fetch(url, { ...init, signal: AbortSignal.any([signal]) });
+  return fetch(url, Object.assign({}, init, { signal: AbortSignal.any([signal]) }));
 };

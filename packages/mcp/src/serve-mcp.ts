@@ -333,7 +333,7 @@ export async function serveMcpHttp<T extends Task = Task>(
         return jsonError(res, 400, ErrorCode.ParseError, "request body is not valid JSON");
       }
     }
-    await sessions.handle(req, res, body, { ...who, client: clientOf(req) });
+    await sessions.handle(req, res, body, Object.assign({}, who, { client: clientOf(req) }));
   }
 
   const http = createServer(serverOptions(options), async (req, res) => {

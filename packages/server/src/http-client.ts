@@ -69,7 +69,7 @@ export class EnvClient {
 
   private send(method: string, path: string, body: unknown, headers: Record<string, string>): Promise<HttpReply> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const h: Record<string, string | number> = { ...headers, accept: "application/json" };
+    const h: Record<string, string | number> = Object.assign({}, headers, { accept: "application/json" });
     if (this.auth) h.authorization = this.auth;
     if (payload !== undefined) {
       h["content-type"] = "application/json";

@@ -110,7 +110,7 @@ class EngineEpisode<T extends Task> implements GroupEpisode {
       observations: s.observations,
       reward: s.reward,
       done: true,
-      metrics: { ...s.rewards, truncated: s.outcome === "truncated" ? 1 : 0 },
+      metrics: Object.assign({}, s.rewards, { truncated: s.outcome === "truncated" ? 1 : 0 }),
     };
   }
 

@@ -193,7 +193,9 @@ function latestRow(r: RolloutResult): LatestRollout {
     ...(r.error ? { error: cap(r.error, 500) } : {}),
     messages: (r.messages ?? [])
       .slice(-40)
-      .map((m) => (typeof m.content === "string" ? ({ ...m, content: cap(m.content, 4000) } as typeof m) : m)),
+      .map((m) =>
+        typeof m.content === "string" ? (Object.assign({}, m, { content: cap(m.content, 4000) }) as typeof m) : m,
+      ),
     ...(r.explain ? { explain: r.explain } : {}),
     ...(r.rewards ? { rewards: r.rewards } : {}),
   };

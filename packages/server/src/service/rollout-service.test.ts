@@ -248,6 +248,31 @@ describe("RolloutService from a harness's side", () => {
     expect(s.finalState(a.id, a.token)).not.toBe(a);
   });
 
+  it("keeps the last 1,024 final states; a client-chosen id used again reads its newest episode", async () => {
+    const s = service();
+    const first = await s.create({ id: "ep-1", from: { taskId: "t1" } });
+    await s.step(first, "<answer>5</answer>");
+    await s.release(first);
+    const again = await s.create({ id: "ep-1", from: { taskId: "t1" } });
+    await s.step(again, "<answer>4</answer>");
+    await s.release(again);
+    expect(s.finalState("ep-1", again.token)?.reward).toBe(0);
+    expect(await codeOf(() => s.finalState("ep-1", first.token))).toBe("forbidden/FORBIDDEN");
+    // 1,023 more: the second "ep-1" is the oldest kept; one more and it is gone
+    for (let i = 0; i < 1023; i++) {
+      const r = await s.create({ from: { taskId: "t1" } });
+      await s.step(r, "<answer>5</answer>");
+      await s.release(r);
+    }
+    expect(s.finalState("ep-1", again.token)?.reward).toBe(0);
+    const last = await s.create({ from: { taskId: "t1" } });
+    await s.step(last, "<answer>5</answer>");
+    await s.release(last);
+    expect(s.finalState("ep-1", again.token)).toBeUndefined();
+    expect(s.finalState(last.id, last.token)?.reward).toBe(1);
+    expect(s.finalState("never", undefined)).toBeUndefined();
+  });
+
   it("the idle sweep releases idle rollouts and leaves busy ones", async () => {
     const s = service({ idleTimeoutMs: 60_000 });
     const idle = await s.create();
