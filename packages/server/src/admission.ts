@@ -24,6 +24,9 @@ export interface AdmissionOptions {
   reclaimIdleMs?: number;
 }
 
+/** Clients at 0 entries whose keys are kept (see `byClient`) before they are dropped together. */
+const MAX_IDLE_CLIENTS = 1024;
+
 /**
  * Admission per client: a global cap, an optional per-client cap, and fair-share reclaim of idle rollouts at capacity.
  * The caller keeps the entries and reports them (`add` / `remove`: a count per client, cheap on every create); `admit`
@@ -33,7 +36,16 @@ export class Admission<R extends Admitted> {
   readonly max: number;
   readonly maxPerClient: number;
   readonly reclaimIdleMs: number;
+  /**
+   * Entries per client. A client whose count falls to 0 keeps its key (an update in place: a long-lived Map with a
+   * delete and an insert per rollout of a one-connection client costs a microsecond or more on Node 20); the zeros are
+   * dropped once there are more than MAX_IDLE_CLIENTS of them.
+   */
   private readonly byClient = new Map<string, number>();
+  /** Clients holding at least one entry (the fair share divides by these). */
+  private holding = 0;
+  /** Keys of `byClient` at 0. */
+  private idleClients = 0;
   /** Entries released to make room for another client. */
   reclaimed = 0;
 
@@ -50,14 +62,25 @@ export class Admission<R extends Admitted> {
 
   add(r: R): void {
     if (r.client === undefined) return;
-    this.byClient.set(r.client, (this.byClient.get(r.client) ?? 0) + 1);
+    const n = this.byClient.get(r.client);
+    if (n === undefined || n === 0) {
+      this.holding++;
+      if (n === 0) this.idleClients--;
+    }
+    this.byClient.set(r.client, (n ?? 0) + 1);
   }
 
   remove(r: R): void {
     if (r.client === undefined) return;
-    const n = (this.byClient.get(r.client) ?? 1) - 1;
-    if (n <= 0) this.byClient.delete(r.client);
-    else this.byClient.set(r.client, n);
+    const n = this.byClient.get(r.client);
+    if (n === undefined || n === 0) return;
+    this.byClient.set(r.client, n - 1);
+    if (n > 1) return;
+    this.holding--;
+    if (++this.idleClients > MAX_IDLE_CLIENTS) {
+      for (const [c, k] of this.byClient) if (k === 0) this.byClient.delete(c);
+      this.idleClients = 0;
+    }
   }
 
   /**
@@ -77,7 +100,7 @@ export class Admission<R extends Admitted> {
     const full = () =>
       new RolloutServiceError("capacity", `server at capacity (${this.max} rollouts)`, { reason: "CAPACITY_REACHED" });
     if (client === undefined) throw full();
-    const clients = this.byClient.size + (this.byClient.has(client) ? 0 : 1);
+    const clients = this.holding + (held > 0 ? 0 : 1);
     const fair = Math.floor(this.max / clients);
     if (held + n > fair) throw full();
     const need = live.size + n - this.max;
