@@ -714,7 +714,9 @@ export class RolloutService {
       steps: r.steps,
       toolCalls: r.toolCalls,
       done: r.done,
-      ...(r.reward !== undefined ? { reward: r.reward } : {}),
+      // always the field (undefined when not scored): one shape, where a spread of `{ reward }` made two and cost
+      // about a microsecond per release
+      reward: r.reward,
       tokenBytes: r.tokenBytes,
     };
     this.finished[this.finishedAt] = final;
