@@ -241,7 +241,6 @@ function v8Costs() {
   const map = new Map();
   const slots = [];
   const free = [];
-  globalThis.gc?.();
   const mapChurn = () => {
     for (let i = 0; i < N; i++) {
       const k = keys[i & 1023];

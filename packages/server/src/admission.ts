@@ -42,8 +42,6 @@ export class Admission<R extends Admitted> {
    * dropped once there are more than MAX_IDLE_CLIENTS of them.
    */
   private readonly byClient = new Map<string, number>();
-  /** Clients holding at least one entry (the fair share divides by these). */
-  private holding = 0;
   /** Keys of `byClient` at 0. */
   private idleClients = 0;
   /** Entries released to make room for another client. */
@@ -63,10 +61,7 @@ export class Admission<R extends Admitted> {
   add(r: R): void {
     if (r.client === undefined) return;
     const n = this.byClient.get(r.client);
-    if (n === undefined || n === 0) {
-      this.holding++;
-      if (n === 0) this.idleClients--;
-    }
+    if (n === 0) this.idleClients--;
     this.byClient.set(r.client, (n ?? 0) + 1);
   }
 
@@ -76,7 +71,6 @@ export class Admission<R extends Admitted> {
     if (n === undefined || n === 0) return;
     this.byClient.set(r.client, n - 1);
     if (n > 1) return;
-    this.holding--;
     if (++this.idleClients > MAX_IDLE_CLIENTS) {
       for (const [c, k] of this.byClient) if (k === 0) this.byClient.delete(c);
       this.idleClients = 0;
@@ -100,7 +94,9 @@ export class Admission<R extends Admitted> {
     const full = () =>
       new RolloutServiceError("capacity", `server at capacity (${this.max} rollouts)`, { reason: "CAPACITY_REACHED" });
     if (client === undefined) throw full();
-    const clients = this.holding + (held > 0 ? 0 : 1);
+    // the clients holding entries (keys at 0 do not count), and this one
+    let clients = held > 0 ? 0 : 1;
+    for (const k of this.byClient.values()) if (k > 0) clients++;
     const fair = Math.floor(this.max / clients);
     if (held + n > fair) throw full();
     const need = live.size + n - this.max;
