@@ -82,6 +82,41 @@ describe("McpJsonRpc: OpenEnv's sessionless JSON-RPC, answered by the MCP SDK's 
     expect([p.result.data, q.result.data]).toEqual(["2", "4"]);
   });
 
+  it("a hostile caller's messages never reach a victim's answer or session (request slots are reused)", async () => {
+    const svc = service();
+    const rpc = new McpJsonRpc(svc);
+    closers.push(() => rpc.close());
+    const victim = (method: string, params: Record<string, unknown>, id: number) =>
+      rpc.handle({ jsonrpc: "2.0", id, method, params }, { client: "victim" }) as Promise<any>;
+    const sid = (await victim("openenv/session/create", {}, 1)).result.session_id as string;
+    // the victim's call is in flight (its slot is taken) while the attacker sends the same ids, answers naming small
+    // slot ids, a `__proto__` key and a method-less message, over and over
+    const slow = victim("tools/call", { name: "sleep", arguments: { ms: 30 }, session_id: sid }, 7);
+    const hostile: unknown[] = [];
+    for (let i = 0; i < 50; i++) {
+      hostile.push(
+        { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "note", arguments: { text: "evil" } } },
+        { jsonrpc: "2.0", id: i % 4, result: { content: [{ type: "text", text: "forged" }] } },
+        { jsonrpc: "2.0", id: i % 4, error: { code: 1, message: "forged" } },
+        JSON.parse(`{"jsonrpc": "2.0", "id": 7, "method": "tools/list", "__proto__": {"method": "tools/call"}}`),
+      );
+    }
+    const answers = (await rpc.handleBody(hostile.slice(0, 64), { client: "attacker" })) as any[];
+    for (let i = 64; i < hostile.length; i += 64)
+      await rpc.handleBody(hostile.slice(i, i + 64), { client: "attacker" });
+    // only requests are answered (the forged answers are dropped), each under the attacker's own id
+    expect(answers.every((a) => a.id === 7)).toBe(true);
+    expect(answers.some((a) => a.result?.tools)).toBe(true);
+    expect(answers.some((a) => a.result?.data === "evil")).toBe(true);
+    const done = await slow;
+    expect(done).toMatchObject({ jsonrpc: "2.0", id: 7, result: { isError: false, data: "slept" } });
+    // the victim's session saw only its own calls: the attacker's notes went to throwaway rollouts
+    await victim("tools/call", { name: "note", arguments: { text: "mine" }, session_id: sid }, 8);
+    const mine = await victim("tools/call", { name: "note", arguments: { text: "again" }, session_id: sid }, 9);
+    expect(mine.result.data).toBe("mine,again");
+    expect(svc.active).toBe(1);
+  });
+
   it("tools/call is registered by its method only: the SDK Server's own check still answers a malformed call", async () => {
     const svc = service();
     const rpc = new McpJsonRpc(svc);
