@@ -965,7 +965,9 @@ function stopChild(child) {
 function startChild(kind, env = process.env) {
   // BENCH_CPU_PROF=<dir>: each server child writes a V8 CPU profile there when it stops
   const prof = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const child = spawn(process.execPath, [...prof, self, `--child=${kind}`], {
+  // BENCH_CHILD_FLAGS="--trace-gc-nvp …": more node/V8 flags for each server child (a diagnostic run)
+  const flags = (process.env.BENCH_CHILD_FLAGS ?? "").split(" ").filter(Boolean);
+  const child = spawn(process.execPath, [...prof, ...flags, self, `--child=${kind}`], {
     stdio: ["ignore", "inherit", "inherit", "ipc"],
     env,
   });

@@ -81,7 +81,12 @@ export class Admission<R extends Admitted> {
    * May `client` add `n` entries to the `live` ones? Returns the entries to release first (empty when there is
    * room); throws `client_limit` (CLIENT_LIMIT) over the per-client cap, `capacity` (CAPACITY_REACHED) when nothing can be reclaimed.
    */
-  admit(client: string | undefined, n: number, live: ReadonlyMap<unknown, R>, now = Date.now()): readonly R[] {
+  admit(
+    client: string | undefined,
+    n: number,
+    live: { readonly size: number; values(): Iterable<R> },
+    now = Date.now(),
+  ): readonly R[] {
     const held = this.held(client);
     if (client !== undefined && this.maxPerClient < this.max && held + n > this.maxPerClient) {
       throw new RolloutServiceError(

@@ -80,4 +80,27 @@ describe("CountedHistogram", () => {
     ref.observe(1);
     await same();
   });
+
+  it("a series handle kept across a reset lists its series again from zero on its next call, in call order", async () => {
+    const { ours, theirs, h, ref, same } = pair(["tool", "error"], BUCKETS);
+    const add = h.series("add", "false");
+    const sub = h.series("sub", "true");
+    add.observe(0.002);
+    sub.observe(3);
+    ref.observe({ tool: "add", error: "false" }, 0.002);
+    ref.observe({ tool: "sub", error: "true" }, 3);
+    await same();
+    ours.resetMetrics();
+    theirs.resetMetrics();
+    await same();
+    // after the reset: sub first now, then add; the handles and observe() by label reach the same series
+    sub.observe(0.1);
+    h.observe(0.2, "add", "false");
+    add.observe(7);
+    ref.observe({ tool: "sub", error: "true" }, 0.1);
+    ref.observe({ tool: "add", error: "false" }, 0.2);
+    ref.observe({ tool: "add", error: "false" }, 7);
+    await same();
+    expect(h.series("add", "false")).toBe(add);
+  });
 });

@@ -1,11 +1,34 @@
 import type { Metric, Registry } from "prom-client";
 
-/** One series: its labels, per-bucket counts (not cumulative; the last one is +Inf), the sum and the count. */
-interface Series {
-  readonly labels: Record<string, string>;
+/**
+ * One series of a `CountedHistogram`: its labels, per-bucket counts (not cumulative; the last one is +Inf), the sum
+ * and the count. A caller that keeps the handle observes without any label lookup.
+ */
+export class HistogramSeries {
   readonly counts: number[];
-  sum: number;
-  count: number;
+  sum = 0;
+  count = 0;
+  /** The histogram's reset count when this series was (re)made: a handle kept across a reset rejoins it. */
+  epoch: number;
+
+  constructor(
+    readonly labels: Record<string, string>,
+    private readonly owner: CountedHistogram,
+  ) {
+    this.counts = new Array<number>(owner.buckets.length + 1).fill(0);
+    this.epoch = owner.epoch;
+  }
+
+  /** One value (a finite number). */
+  observe(value: number): void {
+    if (this.epoch !== this.owner.epoch) this.owner.rejoin(this);
+    const bounds = this.owner.buckets;
+    let i = 0;
+    while (i < bounds.length && value > bounds[i]!) i++;
+    this.counts[i]!++;
+    this.sum += value;
+    this.count++;
+  }
 }
 
 /**
@@ -19,15 +42,17 @@ export class CountedHistogram {
   readonly type = "histogram";
   readonly aggregator = "sum";
   /** Series by first label value, then by second ("" where a label is absent). */
-  private readonly series = new Map<string, Map<string, Series>>();
+  private readonly byLabel = new Map<string, Map<string, HistogramSeries>>();
   /** Every series in the order of its first call (the order prom-client lists them in). */
-  private readonly order: Series[] = [];
+  private readonly order: HistogramSeries[] = [];
+  /** Resets so far. */
+  epoch = 0;
 
   constructor(
     readonly name: string,
     readonly help: string,
     /** Upper bounds. */
-    private readonly buckets: readonly number[],
+    readonly buckets: readonly number[],
     /** At most two label names, in the order `observe` takes their values. */
     private readonly labelNames: readonly string[],
     registry: Registry,
@@ -45,27 +70,40 @@ export class CountedHistogram {
 
   /** One value (a finite number) of the series labelled `a` (and `b`), in `labelNames` order. */
   observe(value: number, a = "", b = ""): void {
-    let byB = this.series.get(a);
-    if (!byB) this.series.set(a, (byB = new Map()));
+    this.series(a, b).observe(value);
+  }
+
+  /**
+   * The series labelled `a` (and `b`), made on its first call (from then on it shows in the exposition). A caller on a
+   * hot path keeps it and calls its `observe`; after a `reset`, a kept handle's next call lists it again from zero.
+   */
+  series(a = "", b = ""): HistogramSeries {
+    let byB = this.byLabel.get(a);
+    if (!byB) this.byLabel.set(a, (byB = new Map()));
     let s = byB.get(b);
     if (!s) {
       const labels: Record<string, string> = {};
       if (this.labelNames[0] !== undefined) labels[this.labelNames[0]] = a;
       if (this.labelNames[1] !== undefined) labels[this.labelNames[1]] = b;
-      s = { labels, counts: new Array<number>(this.buckets.length + 1).fill(0), sum: 0, count: 0 };
+      s = new HistogramSeries(labels, this);
       byB.set(b, s);
       this.order.push(s);
     }
-    const bounds = this.buckets;
-    let i = 0;
-    while (i < bounds.length && value > bounds[i]!) i++;
-    s.counts[i]!++;
-    s.sum += value;
-    s.count++;
+    return s;
   }
 
+  /** A series kept across a reset: zeroed and listed again, as a new one would be on its first call. */
+  rejoin(s: HistogramSeries): void {
+    s.counts.fill(0);
+    s.sum = 0;
+    s.count = 0;
+    s.epoch = this.epoch;
+    this.order.push(s);
+  }
+
+  /** Drop every series from the exposition; each one's next call lists it again from zero (its handle stays good). */
   reset(): void {
-    this.series.clear();
+    this.epoch++;
     this.order.length = 0;
   }
 

@@ -1,5 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
-import { CountedHistogram } from "./counted-histogram.js";
+import { CountedCounter, type CounterSeries } from "./counted-counter.js";
+import { CountedHistogram, type HistogramSeries } from "./counted-histogram.js";
 
 /** Latency buckets (seconds), 0.5 ms to 60 s. */
 const LATENCY_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -19,11 +20,17 @@ export type Phase = "init" | "step" | "reward";
  */
 export class PromMetrics {
   readonly registry = new Registry();
-  private readonly tools: Set<string>;
   private readonly seen = new Map<string, Set<string>>();
-  private readonly outcomes: Counter<"outcome">;
-  // histograms are counted in plain arrays per call and read by the registry at scrape time (prom-client's observe
-  // builds a label object and hashes it on every call); the exposition is prom-client's own
+  // the per-rollout metrics are counted in plain fields and arrays and read by the registry at scrape time
+  // (prom-client's inc and observe build a label object and hash it on every call); the exposition is prom-client's
+  // own. Their series are kept here by label value, one lookup per call.
+  private readonly outcomes: CountedCounter;
+  private readonly outcomeSeries = new Map<string, CounterSeries>();
+  private readonly rewardSeries: HistogramSeries;
+  private readonly componentSeries = new Map<string, HistogramSeries>();
+  /** Each listed tool's series, [ok, error], made on first use. Tools outside the list count as "unknown". */
+  private readonly toolSeries = new Map<string, [HistogramSeries | undefined, HistogramSeries | undefined]>();
+  private readonly phaseSeries: Partial<Record<Phase, HistogramSeries>> = {};
   private readonly reward: CountedHistogram;
   private readonly component: CountedHistogram;
   private readonly toolLatency: CountedHistogram;
@@ -33,13 +40,14 @@ export class PromMetrics {
 
   constructor(options: { toolNames: string[]; activeRollouts: () => number; defaultMetrics?: boolean }) {
     const registers = [this.registry];
-    this.tools = new Set(options.toolNames);
-    this.outcomes = new Counter({
-      name: "benchmax_rollouts_finished_total",
-      help: "Rollouts finished, by outcome (completed, truncated, env_error, infra_error).",
-      labelNames: ["outcome"],
-      registers,
-    });
+    for (const t of options.toolNames) this.toolSeries.set(t, [undefined, undefined]);
+    this.toolSeries.set("unknown", [undefined, undefined]);
+    this.outcomes = new CountedCounter(
+      "benchmax_rollouts_finished_total",
+      "Rollouts finished, by outcome (completed, truncated, env_error, infra_error).",
+      "outcome",
+      this.registry,
+    );
     this.reward = new CountedHistogram(
       "benchmax_reward",
       "Combined reward of scored rollouts.",
@@ -47,6 +55,7 @@ export class PromMetrics {
       [],
       this.registry,
     );
+    this.rewardSeries = this.reward.series();
     this.component = new CountedHistogram(
       "benchmax_reward_component",
       "Each reward component of scored rollouts.",
@@ -102,23 +111,42 @@ export class PromMetrics {
   }
 
   finished(outcome: string, reward?: number, rewards?: Record<string, number>): void {
-    this.outcomes.inc({ outcome: this.bounded("outcome", outcome) });
-    if (reward !== undefined && Number.isFinite(reward)) this.reward.observe(reward);
+    let o = this.outcomeSeries.get(outcome);
+    if (!o) {
+      const label = this.bounded("outcome", outcome);
+      o = this.outcomes.series(label);
+      if (label === outcome) this.outcomeSeries.set(outcome, o);
+    }
+    o.inc();
+    if (reward !== undefined && Number.isFinite(reward)) this.rewardSeries.observe(reward);
     if (rewards) {
       for (const k in rewards) {
         const v = rewards[k]!;
-        if (Number.isFinite(v)) this.component.observe(v, this.bounded("component", k));
+        if (!Number.isFinite(v)) continue;
+        let c = this.componentSeries.get(k);
+        // past the cap, new names share "other" (and are not kept, so the map stays bounded)
+        if (!c) {
+          const label = this.bounded("component", k);
+          c = this.component.series(label);
+          if (label === k) this.componentSeries.set(k, c);
+        }
+        c.observe(v);
       }
     }
   }
 
   toolCall(tool: string | undefined, ms: number, isError: boolean): void {
-    const name = tool !== undefined && this.tools.has(tool) ? tool : "unknown";
-    if (Number.isFinite(ms)) this.toolLatency.observe(ms / 1000, name, isError ? "true" : "false");
+    if (!Number.isFinite(ms)) return;
+    let name = tool ?? "unknown";
+    let pair = this.toolSeries.get(name);
+    if (!pair) pair = this.toolSeries.get((name = "unknown"))!;
+    const i = isError ? 1 : 0;
+    const s = (pair[i] ??= this.toolLatency.series(name, isError ? "true" : "false"));
+    s.observe(ms / 1000);
   }
 
   phase(phase: Phase, ms: number): void {
-    if (Number.isFinite(ms)) this.phases.observe(ms / 1000, phase);
+    if (Number.isFinite(ms)) (this.phaseSeries[phase] ??= this.phases.series(phase)).observe(ms / 1000);
   }
 
   error(code: string): void {

@@ -26,6 +26,7 @@ import {
 import { Admission } from "../admission.js";
 import { equalsBytes } from "../auth.js";
 import { ServerMetrics } from "../metrics.js";
+import { RolloutTable } from "./rollout-table.js";
 import { badRequest, conflict, notFound, RolloutServiceError } from "./service-error.js";
 import { type TaskRef, TaskSource } from "./task-source.js";
 
@@ -170,6 +171,8 @@ class Rollout implements ServedRollout {
   tags?: RolloutTags;
   maxTurns?: number;
   client?: string;
+  /** Whether a client chose its id (else the service minted it, naming the slot). */
+  chosenId = false;
   /** What was scored ("episode" when a step ended it), and the one outcome (a failure rejects). */
   scoreKey?: string;
   scored?: Promise<ScoreOutcome>;
@@ -183,6 +186,8 @@ class Rollout implements ServedRollout {
     readonly task: Task,
     readonly origin: string,
     readonly toolFormat: ToolFormat,
+    /** Its slot in the service's table (its token ends in `~N`; a minted id in `.N`). */
+    readonly slot: number,
   ) {
     this.tokenBytes = Buffer.from(token);
   }
@@ -229,8 +234,8 @@ export class RolloutService {
   readonly maxRollouts: number;
   readonly idleTimeoutMs: number;
   readonly maxTurns: number;
-  private readonly live = new Map<string, Rollout>();
-  private readonly byTokenMap = new Map<string, Rollout>();
+  /** The live rollouts by id and by token (minted ids and tokens name a slot: no Map insert and delete per rollout). */
+  private readonly live = new RolloutTable<Rollout>();
   /**
    * The last KEEP_FINISHED final states, a ring written once per release and searched newest first (only `/state`
    * after done reads it). Not a Map: a long-lived Map with an insert and two deletes per episode costs a microsecond
@@ -319,7 +324,8 @@ export class RolloutService {
         id,
       );
     }
-    if (this.live.has(id)) throw conflict(`episode "${id}" is already live; pick another episode_id`, "EPISODE_EXISTS");
+    if (this.live.get(id) !== undefined)
+      throw conflict(`episode "${id}" is already live; pick another episode_id`, "EPISODE_EXISTS");
     return id;
   }
 
@@ -363,17 +369,29 @@ export class RolloutService {
     }
   }
 
+  /** A new rollout in a slot of its own: its token ends in `~${slot}`, and its id (unless a client chose it) in `.${slot}`. */
+  private mint(id: string | undefined, task: Task, origin: string, toolFormat: ToolFormat): Rollout {
+    const slot = this.live.claim();
+    const r = new Rollout(
+      id ?? `${randomRolloutId()}.${slot}`,
+      `${randomBase64url(24)}~${slot}`,
+      task,
+      origin,
+      toolFormat,
+      slot,
+    );
+    if (id !== undefined) r.chosenId = true;
+    return r;
+  }
+
   private register(r: Rollout): void {
-    this.live.set(r.id, r);
-    this.byTokenMap.set(r.token, r);
+    this.live.add(r, r.chosenId);
     this.admission.add(r);
     this.metrics.rolloutsCreated++;
   }
 
   private unregister(r: Rollout): void {
-    this.live.delete(r.id);
-    this.byTokenMap.delete(r.token);
-    this.admission.remove(r);
+    if (this.live.remove(r)) this.admission.remove(r);
   }
 
   /**
@@ -390,13 +408,7 @@ export class RolloutService {
     // an id may have been taken while the task loaded
     if (id !== undefined) this.checkId(id);
     this.admit(1, options.client);
-    const r = new Rollout(
-      id ?? randomRolloutId(),
-      randomBase64url(24),
-      task,
-      options.origin ?? "api",
-      options.toolFormat ?? "hermes",
-    );
+    const r = this.mint(id, task, options.origin ?? "api", options.toolFormat ?? "hermes");
     if (maxTurns !== undefined) r.maxTurns = maxTurns;
     if (options.client !== undefined) r.client = options.client;
     if (options.tags) r.tags = options.tags;
@@ -434,11 +446,11 @@ export class RolloutService {
 
   /** The live rollout a capability token opens (an MCP session's), or undefined. */
   byToken(token: string): ServedRollout | undefined {
-    return this.byTokenMap.get(token);
+    return this.live.byToken(token);
   }
 
   private own(r: ServedRollout): Rollout {
-    if (!(r instanceof Rollout) || this.live.get(r.id) !== r) {
+    if (!(r instanceof Rollout) || !this.live.holds(r)) {
       throw notFound(`unknown rollout "${r.id}" (released or expired)`, "UNKNOWN_ROLLOUT");
     }
     return r;
@@ -486,7 +498,7 @@ export class RolloutService {
     if (p.done) throw conflict(`rollout "${p.id}" is done; fork before it ends`, "EPISODE_DONE");
     this.admit(n, p.client);
     const kids = Array.from({ length: n }, () => {
-      const c = new Rollout(randomRolloutId(), randomBase64url(24), p.task, "fork", p.toolFormat);
+      const c = this.mint(undefined, p.task, "fork", p.toolFormat);
       if (p.maxTurns !== undefined) c.maxTurns = p.maxTurns;
       if (p.client !== undefined) c.client = p.client;
       c.tags = Object.assign({}, p.tags, { group: p.tags?.group ?? p.id });
@@ -701,7 +713,7 @@ export class RolloutService {
     const r = rollout as Rollout;
     if (r.released || !(r instanceof Rollout)) return;
     r.released = true;
-    if (this.live.get(r.id) === r) this.unregister(r);
+    if (this.live.holds(r)) this.unregister(r);
     if (!r.episode) return; // released while it started: `create` closes it
     const ended = r.episode.done;
     await r.episode.close();
