@@ -777,7 +777,8 @@ export class Episode<T extends Task = Task> {
         /* metadata is best effort */
       }
     }
-    if (this.initialised)
+    // only where there is something to keep: an awaited call that returns at once still costs promise hops per episode
+    if (this.initialised && this.options.artifacts && this.env.artifacts)
       await captureArtifacts(this.env, this.rolloutId, r, this.options.artifacts, this.options.releaseTimeoutMs);
     if (this.initAttempted && this.options.release !== false) {
       const ms = this.options.releaseTimeoutMs ?? DEFAULT_TIMEOUTS.releaseMs;
