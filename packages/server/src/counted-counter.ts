@@ -1,4 +1,5 @@
-import type { Metric, Registry } from "prom-client";
+import type { Registry } from "prom-client";
+import { CountedMetric } from "./counted-metric.js";
 
 /** One series of a `CountedCounter`: a caller that keeps it counts without any label lookup or hash. */
 export class CounterSeries {
@@ -26,14 +27,10 @@ export class CounterSeries {
  * returns as it formats a prom-client `Counter`'s values (series in the order of their first call, none before it
  * and none after a reset until counted again), so the exposition reads the same.
  */
-export class CountedCounter {
+export class CountedCounter extends CountedMetric<CounterSeries> {
   readonly type = "counter";
   readonly aggregator = "sum";
   private readonly byValue = new Map<string, CounterSeries>();
-  /** Series in the order of their first call since the last reset. */
-  private readonly order: CounterSeries[] = [];
-  /** Resets so far. */
-  epoch = 0;
 
   constructor(
     readonly name: string,
@@ -41,7 +38,8 @@ export class CountedCounter {
     readonly labelName: string,
     registry: Registry,
   ) {
-    registry.registerMetric(this as unknown as Metric);
+    super();
+    this.register(registry);
   }
 
   /** The series with label value `v`, listed from its first call. */
@@ -55,17 +53,8 @@ export class CountedCounter {
     return s;
   }
 
-  /** A series kept across a reset: zeroed and listed again, as a new one would be on its first call. */
-  rejoin(s: CounterSeries): void {
+  protected zero(s: CounterSeries): void {
     s.value = 0;
-    s.epoch = this.epoch;
-    this.order.push(s);
-  }
-
-  /** Drop every series from the exposition; each one's next call lists it again from zero. */
-  reset(): void {
-    this.epoch++;
-    this.order.length = 0;
   }
 
   /** The values as prom-client's `Counter.get()` gives them. */

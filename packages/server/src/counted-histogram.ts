@@ -1,4 +1,5 @@
-import type { Metric, Registry } from "prom-client";
+import type { Registry } from "prom-client";
+import { CountedMetric } from "./counted-metric.js";
 
 /**
  * One series of a `CountedHistogram`: its labels, per-bucket counts (not cumulative; the last one is +Inf), the sum
@@ -38,15 +39,11 @@ export class HistogramSeries {
  * with `le` first, then `_sum` and `_count`, the series' labels after `le`; series in the order of their first call;
  * a histogram without labels shows its zero series before any call, not after a reset), so the exposition reads the same.
  */
-export class CountedHistogram {
+export class CountedHistogram extends CountedMetric<HistogramSeries> {
   readonly type = "histogram";
   readonly aggregator = "sum";
   /** Series by first label value, then by second ("" where a label is absent). */
   private readonly byLabel = new Map<string, Map<string, HistogramSeries>>();
-  /** Every series in the order of its first call (the order prom-client lists them in). */
-  private readonly order: HistogramSeries[] = [];
-  /** Resets so far. */
-  epoch = 0;
 
   constructor(
     readonly name: string,
@@ -57,8 +54,9 @@ export class CountedHistogram {
     private readonly labelNames: readonly string[],
     registry: Registry,
   ) {
+    super();
     if (labelNames.length > 2) throw new Error("CountedHistogram takes at most two labels");
-    registry.registerMetric(this as unknown as Metric);
+    this.register(registry);
     // prom-client shows a histogram without labels at zero from the start (not after a reset)
     if (labelNames.length === 0) this.observe(0);
     const zero = this.order[0];
@@ -92,19 +90,10 @@ export class CountedHistogram {
     return s;
   }
 
-  /** A series kept across a reset: zeroed and listed again, as a new one would be on its first call. */
-  rejoin(s: HistogramSeries): void {
+  protected zero(s: HistogramSeries): void {
     s.counts.fill(0);
     s.sum = 0;
     s.count = 0;
-    s.epoch = this.epoch;
-    this.order.push(s);
-  }
-
-  /** Drop every series from the exposition; each one's next call lists it again from zero (its handle stays good). */
-  reset(): void {
-    this.epoch++;
-    this.order.length = 0;
   }
 
   /** The values as prom-client's `Histogram.get()` gives them (labels `le` first, then the series' own). */
