@@ -5,7 +5,7 @@ import { buildInitialMessages } from "./initial-messages.js";
 import type { PolicyInput, PolicyReply, ToolFormat } from "./policy.js";
 import { assertFiniteRewards, combineRewards } from "./reward.js";
 import type { Outcome, RolloutResult, TurnTokens } from "./rollout-result.js";
-import { type ArtifactStore, captureArtifacts } from "./run-dir/artifacts.js";
+import { type ArtifactStore, captureArtifacts, capturesArtifacts } from "./run-dir/artifacts.js";
 import { DEFAULT_TIMEOUTS, DeadlineExceeded, isLimit, startLimit, stopLimit, withTimeout } from "./timeout.js";
 import { tokenDriftTurns, validTurnTokens } from "./token-drift.js";
 import { extractToolCalls, type ToolCallItem } from "./tool-calls.js";
@@ -778,7 +778,7 @@ export class Episode<T extends Task = Task> {
       }
     }
     // only where there is something to keep: an awaited call that returns at once still costs promise hops per episode
-    if (this.initialised && this.options.artifacts && this.env.artifacts)
+    if (this.initialised && capturesArtifacts(this.env, r, this.options.artifacts))
       await captureArtifacts(this.env, this.rolloutId, r, this.options.artifacts, this.options.releaseTimeoutMs);
     if (this.initAttempted && this.options.release !== false) {
       const ms = this.options.releaseTimeoutMs ?? DEFAULT_TIMEOUTS.releaseMs;

@@ -60,10 +60,7 @@ export class CountedHistogram extends CountedMetric<HistogramSeries> {
     // prom-client shows a histogram without labels at zero from the start (not after a reset)
     if (labelNames.length === 0) this.observe(0);
     const zero = this.order[0];
-    if (zero) {
-      zero.counts.fill(0);
-      zero.count = 0;
-    }
+    if (zero) this.zero(zero);
   }
 
   /** One value (a finite number) of the series labelled `a` (and `b`), in `labelNames` order. */

@@ -30,6 +30,11 @@ export async function artifactBytes(data: ArtifactData): Promise<Uint8Array> {
   throw new TypeError("an artifact is a Uint8Array or {path}");
 }
 
+/** Whether `captureArtifacts` has anything to do: a store, an env that keeps artifacts, and a scored outcome. */
+export function capturesArtifacts(env: Env<any>, r: RolloutResult, store: ArtifactStore | undefined): boolean {
+  return !!store && !!env.artifacts && (r.outcome === "completed" || r.outcome === "truncated");
+}
+
 /**
  * Take a finished rollout's final-state artifacts (`env.artifacts`) into `store` and name them in the result
  * (`result.artifacts`): called by Episode before the env state is released, for scored rollouts only. Best effort:
@@ -42,7 +47,7 @@ export async function captureArtifacts(
   store: ArtifactStore | undefined,
   timeoutMs: number = DEFAULT_TIMEOUTS.releaseMs,
 ): Promise<void> {
-  if (!store || !env.artifacts || (r.outcome !== "completed" && r.outcome !== "truncated")) return;
+  if (!store || !capturesArtifacts(env, r, store)) return;
   try {
     const refs = await withTimeout(
       (async () => {

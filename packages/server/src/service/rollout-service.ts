@@ -171,8 +171,6 @@ class Rollout implements ServedRollout {
   tags?: RolloutTags;
   maxTurns?: number;
   client?: string;
-  /** Whether a client chose its id (else the service minted it, naming the slot). */
-  chosenId = false;
   /** What was scored ("episode" when a step ended it), and the one outcome (a failure rejects). */
   scoreKey?: string;
   scored?: Promise<ScoreOutcome>;
@@ -372,7 +370,7 @@ export class RolloutService {
   /** A new rollout in a slot of its own: its token ends in `~${slot}`, and its id (unless a client chose it) in `.${slot}`. */
   private mint(id: string | undefined, task: Task, origin: string, toolFormat: ToolFormat): Rollout {
     const slot = this.live.claim();
-    const r = new Rollout(
+    return new Rollout(
       id ?? `${randomRolloutId()}.${slot}`,
       `${randomBase64url(24)}~${slot}`,
       task,
@@ -380,12 +378,10 @@ export class RolloutService {
       toolFormat,
       slot,
     );
-    if (id !== undefined) r.chosenId = true;
-    return r;
   }
 
   private register(r: Rollout): void {
-    this.live.add(r, r.chosenId);
+    this.live.add(r);
     this.admission.add(r);
     this.metrics.rolloutsCreated++;
   }
@@ -713,7 +709,7 @@ export class RolloutService {
     const r = rollout as Rollout;
     if (r.released || !(r instanceof Rollout)) return;
     r.released = true;
-    if (this.live.holds(r)) this.unregister(r);
+    this.unregister(r);
     if (!r.episode) return; // released while it started: `create` closes it
     const ended = r.episode.done;
     await r.episode.close();

@@ -17,7 +17,7 @@ function minted(t: RolloutTable<E>, chosen?: string): E {
     tokenBytes: Buffer.from(token),
     slot,
   };
-  t.add(e, chosen !== undefined);
+  t.add(e);
   return e;
 }
 
@@ -82,5 +82,12 @@ describe("RolloutTable", () => {
     expect(t.get(`ep.${a.slot}`)).toBeUndefined();
     expect(t.get(a.id)).toBe(a);
     expect(t.size).toBe(2);
+    // a chosen id that happens to name its own slot is found through the slot, and gone once removed
+    const slot = t.claim();
+    const own = { id: `mine.${slot}`, token: `t~${slot}`, tokenBytes: Buffer.from(`t~${slot}`), slot };
+    t.add(own);
+    expect(t.get(own.id)).toBe(own);
+    expect(t.remove(own)).toBe(true);
+    expect(t.get(own.id)).toBeUndefined();
   });
 });

@@ -40,7 +40,7 @@ export class RolloutTable<R extends TableEntry> {
   private readonly free: number[] = [];
   /** Slots handed out so far (the next new one). */
   private next = 0;
-  /** Rollouts whose id a client chose (it names no slot of theirs). */
+  /** Rollouts whose id does not name their own slot (ids a client chose). */
   private readonly chosen = new Map<string, R>();
   /** Live rollouts. */
   size = 0;
@@ -50,10 +50,11 @@ export class RolloutTable<R extends TableEntry> {
     return this.free.pop() ?? this.next++;
   }
 
-  add(r: R, chosenId: boolean): void {
+  add(r: R): void {
     while (this.slots.length <= r.slot) this.slots.push(undefined);
     this.slots[r.slot] = r;
-    if (chosenId) this.chosen.set(r.id, r);
+    // an id that does not name its own slot (a client chose it) is found through `chosen`
+    if (slotOf(r.id, ".") !== r.slot) this.chosen.set(r.id, r);
     this.size++;
   }
 
