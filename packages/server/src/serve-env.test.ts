@@ -250,6 +250,58 @@ describe("bad input", () => {
     expect(other.body.error.message).toMatch(/wrong token/);
   });
 
+  it("ids and tokens that name a victim's slot reach nothing; the victim scores as if alone", async () => {
+    const s = await start();
+    const victim = await create(s, { taskId: "t2" });
+    const attacker = await create(s);
+    const vh = { "x-rollout-token": victim.token };
+    const ah = { "x-rollout-token": attacker.token };
+    const vSlot = victim.token.slice(victim.token.lastIndexOf("~") + 1);
+    expect(victim.rolloutId.endsWith(`.${vSlot}`)).toBe(true);
+    const call = { name: "note", arguments: { text: "attacker" } };
+    const at = (id: string, h: Record<string, string>) => http(s, "POST", `/v1/rollouts/${id}/call`, call, h);
+    const aRandom = attacker.token.slice(0, attacker.token.lastIndexOf("~"));
+    const aIdRandom = attacker.rolloutId.slice(0, attacker.rolloutId.lastIndexOf("."));
+    // the victim's id with the attacker's token, or a token forged to name the victim's slot: 403
+    expect((await at(victim.rolloutId, ah)).status).toBe(403);
+    expect((await at(victim.rolloutId, { "x-rollout-token": `${aRandom}~${vSlot}` })).status).toBe(403);
+    expect((await at(victim.rolloutId, { "x-rollout-token": `${aRandom}~0${vSlot}` })).status).toBe(403);
+    // ids forged to name the victim's slot (the attacker's own random part, a padded slot): unknown
+    for (const id of [`${aIdRandom}.${vSlot}`, `${victim.rolloutId.slice(0, -vSlot.length)}0${vSlot}`]) {
+      const r = await at(id, ah);
+      expect(r.status).toBe(404);
+      expect(r.body.error.code).toBe("UNKNOWN_ROLLOUT");
+    }
+    // OpenEnv: the victim's id as a chosen episode_id is refused; one that only names its slot is another episode
+    const taken = await http(s, "POST", "/reset", { episode_id: victim.rolloutId });
+    expect(taken.status).toBe(409);
+    const lookalike = await http(s, "POST", "/reset", { episode_id: `x.${vSlot}` });
+    expect(lookalike.status).toBe(200);
+    expect(lookalike.body.observation.episode_id).toBe(`x.${vSlot}`);
+    // a released rollout's slot is reused: its old token opens nothing there
+    expect((await http(s, "POST", `/v1/rollouts/${attacker.rolloutId}/release`, {}, ah)).status).toBe(200);
+    const next = await create(s);
+    expect((await at(next.rolloutId, ah)).status).toBe(403);
+    expect((await at(attacker.rolloutId, ah)).status).toBe(404);
+    // the victim saw none of it: its notes are its own, and it scores as if alone
+    const note = await http(
+      s,
+      "POST",
+      `/v1/rollouts/${victim.rolloutId}/call`,
+      { name: "note", arguments: { text: "v" } },
+      vh,
+    );
+    expect(note.body).toEqual({ content: "v", isError: false });
+    const reward = await http(
+      s,
+      "POST",
+      `/v1/rollouts/${victim.rolloutId}/reward`,
+      { completion: "<answer>17</answer>" },
+      vh,
+    );
+    expect(reward.body).toEqual({ reward: 1, rewards: { exact_match: 1 }, passed: true });
+  });
+
   it("answers 413 for oversized bodies, 400 for malformed JSON, 404 for unknown rollouts — never 5xx", async () => {
     const s = await start({ maxBodyBytes: 1024 });
     const a = await create(s);
