@@ -1,6 +1,25 @@
 import { defineEnv, type Env, extractAnswer, type Task, ToolError, tool } from "@benchmax/core";
 import { z } from "zod";
 
+/** `add`: the sum of two numbers. */
+export const addTool = tool({
+  name: "add",
+  description: "Add two numbers",
+  parameters: z.object({ a: z.number(), b: z.number() }),
+  execute: ({ a, b }) => String(a + b),
+});
+
+/** `note`: per-rollout state (`notes`); returns every note so far. */
+export const noteTool = tool<{ notes: string[] }>({
+  name: "note",
+  description: "Remember a note; returns every note so far",
+  parameters: z.object({ text: z.string() }),
+  execute: ({ text }, { state }) => {
+    state.notes.push(text);
+    return state.notes.join(",");
+  },
+});
+
 /**
  * A tiny env for tests: `add`, `note` (per-rollout state) and `fail` tools; reward = exact answer.
  * With `customActions`, replies may also act as `<add>a b</add>` (an env-specific syntax, like CRMArena's <execute>).
@@ -16,21 +35,8 @@ export function calcEnv(options: { customActions?: boolean } = {}): Env {
     description: "adds numbers",
     systemPrompt: "You add numbers. Answer in <answer></answer>.",
     tools: [
-      tool({
-        name: "add",
-        description: "Add two numbers",
-        parameters: z.object({ a: z.number(), b: z.number() }),
-        execute: ({ a, b }) => String(a + b),
-      }),
-      tool<{ notes: string[] }>({
-        name: "note",
-        description: "Remember a note; returns every note so far",
-        parameters: z.object({ text: z.string() }),
-        execute: ({ text }, { state }) => {
-          state.notes.push(text);
-          return state.notes.join(",");
-        },
-      }),
+      addTool,
+      noteTool,
       tool({
         name: "sleep",
         description: "Wait ms milliseconds",

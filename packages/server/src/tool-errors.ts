@@ -42,20 +42,24 @@ export function errorTypeOf(res: ToolResult): ToolErrorType {
 }
 
 /**
- * A ToolResult in the shape of the MCP `CallToolResult` (`content`, `isError`, `structuredContent`) plus `data`, the
- * text, which OpenEnv's `MCPToolClient.call_tool` returns to its caller (src/openenv/core/mcp_client.py).
+ * A ToolResult in the shape of the MCP `CallToolResult` (`content`, `structuredContent`, `isError`) plus `data`, the
+ * text, which OpenEnv's `MCPToolClient.call_tool` returns to its caller (src/openenv/core/mcp_client.py). Fields come
+ * in the order the MCP SDK's `CallToolResultSchema` gives them back, so an answer reads the same byte for byte whether
+ * the SDK `Server` checked it or not (`mcp-tools-call.ts`).
  */
 export function callToolResult(res: ToolResult): Record<string, unknown> {
   const parts = typeof res.content === "string" ? [{ type: "text" as const, text: res.content }] : res.content;
   const content = parts.map((p) => {
     if (p.type === "text") return { type: "text", text: p.text };
     const m = /^data:([^;,]+);base64,(.*)$/s.exec(p.image_url.url);
-    if (m) return { type: "image", mimeType: m[1], data: m[2] };
-    return { type: "resource_link", uri: p.image_url.url, name: "image" };
+    if (m) return { type: "image", data: m[2], mimeType: m[1] };
+    return { name: "image", uri: p.image_url.url, type: "resource_link" };
   });
-  const out: Record<string, unknown> = { content, isError: res.isError, data: textOf(res.content) };
   const structured = res.metadata?.structuredContent;
+  const out: Record<string, unknown> = { content };
   if (structured && typeof structured === "object") out.structuredContent = structured;
+  out.isError = res.isError;
+  out.data = textOf(res.content);
   return out;
 }
 

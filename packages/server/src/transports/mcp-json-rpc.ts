@@ -3,6 +3,7 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { type RolloutService, RolloutServiceError, type ServedRollout } from "../service/index.js";
 import { errorAnswer, type McpAnswer, McpExchange } from "./mcp-exchange.js";
 import { createMcpServer, type Held, type McpScope } from "./mcp-server.js";
+import { answerToolsCall, isPlainToolsCall } from "./mcp-tools-call.js";
 
 /** Who sends a sessionless MCP message, and the session it comes on, if any. */
 export interface McpCaller {
@@ -29,6 +30,9 @@ export function sessionIdOf(r: ServedRollout): string {
  *   HTTP calls) acts on that rollout; on a WebSocket session, on the session's; else on a throwaway rollout that is
  *   released after the call and never scored.
  * - The harness scores a session's episode on the rollout API (`POST /v1/rollouts/<id>/reward`), never here.
+ *
+ * A plain `tools/call` (`isPlainToolsCall`: no `_meta`, no `task`, well-formed) is answered by the same handler
+ * without the SDK `Server` in between (`answerToolsCall`), the one hot method of this wire; `sdkOnly` turns that off.
  */
 export class McpJsonRpc {
   private readonly exchange = new McpExchange<McpScope>();
@@ -37,12 +41,18 @@ export class McpJsonRpc {
   /** `server.connect` has finished: messages go straight in (no await per message). */
   private connected = false;
   readonly maxBatch: number;
+  private readonly direct: boolean;
 
   constructor(
     readonly service: RolloutService,
-    options: { maxBatch?: number } = {},
+    options: {
+      maxBatch?: number;
+      /** Answer every message through the SDK `Server`, plain `tools/call` included (the reference answers). */
+      sdkOnly?: boolean;
+    } = {},
   ) {
     this.maxBatch = options.maxBatch ?? 64;
+    this.direct = !options.sdkOnly;
     this.server = createMcpServer({
       service,
       scopeOf: (id) => {
@@ -59,6 +69,8 @@ export class McpJsonRpc {
 
   /** Answer one message: the answer to a request, `undefined` for a notification. */
   handle(msg: unknown, caller: McpCaller = {}): Promise<McpAnswer | undefined> {
+    if (this.direct && isPlainToolsCall(msg))
+      return answerToolsCall(this.service, new CallerScope(this, msg, caller), msg);
     if (!this.connected) return this.ready.then(() => this.handle(msg, caller));
     return this.exchange.handle(msg, new CallerScope(this, msg, caller));
   }

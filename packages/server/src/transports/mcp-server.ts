@@ -84,6 +84,43 @@ export function mcpTools(env: Env): McpTool[] {
   }));
 }
 
+/** The parameters of a `tools/call` the handler reads. */
+export interface ToolsCallParams {
+  name: string;
+  arguments?: Record<string, unknown>;
+}
+
+/**
+ * One `tools/call` in a scope: the rollout the scope names (started on first use), the call through the rollout
+ * service (its limits, its counters) and the MCP result. The model's own mistakes (unknown tool, bad arguments, a
+ * failing call) are results it can read; the env's or the infrastructure's failure, or a rollout that is gone or done,
+ * is an `McpError` (`mcpErrorOf`). A throwaway rollout is released after the call.
+ *
+ * The SDK `Server`'s `tools/call` handler is this function, and so is the direct answer to a plain call
+ * (`answerToolsCall`).
+ */
+export async function callToolIn(
+  service: RolloutService,
+  scope: McpScope,
+  params: ToolsCallParams,
+): Promise<Record<string, unknown>> {
+  let held: Held;
+  try {
+    const h = scope.rollout();
+    held = h instanceof Promise ? await h : h;
+  } catch (e) {
+    throw mcpErrorOf(e);
+  }
+  try {
+    const out = await service.callTool(held.rollout, { name: params.name, arguments: params.arguments ?? {} });
+    return callToolResult(out);
+  } catch (e) {
+    throw mcpErrorOf(e);
+  } finally {
+    if (held.temporary) await service.release(held.rollout).catch(() => {});
+  }
+}
+
 /**
  * An MCP SDK `Server` for a served env. The model-facing surface is the env's tools, the task resource (prompt and
  * system prompt, never the gold) and an empty prompt list; nothing scores or picks tasks here (the harness does, on
@@ -101,29 +138,9 @@ export function createMcpServer(options: McpServerOptions): Server {
   );
   const tools = mcpTools(env);
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
-  server.setRequestHandler(ToolsCallMethodSchema, async (request, extra) => {
+  server.setRequestHandler(ToolsCallMethodSchema, (request, extra) => {
     const req = request as unknown as CallToolRequest; // checked by the Server's CallToolRequestSchema
-
-    let held: Held;
-    try {
-      const h = options.scopeOf(extra.requestId).rollout();
-      held = h instanceof Promise ? await h : h;
-    } catch (e) {
-      throw mcpErrorOf(e);
-    }
-    try {
-      const out = await service.callTool(held.rollout, {
-        name: req.params.name,
-        arguments: (req.params.arguments ?? {}) as Record<string, unknown>,
-      });
-      // the model's own mistakes (unknown tool, bad arguments, a failing call) are results it can read
-      return callToolResult(out);
-    } catch (e) {
-      // the env's or the infrastructure's failure, or a rollout that is gone or done: not the model's tool result
-      throw mcpErrorOf(e);
-    } finally {
-      if (held.temporary) await service.release(held.rollout).catch(() => {});
-    }
+    return callToolIn(service, options.scopeOf(extra.requestId), req.params);
   });
   // clients list prompts at start-up (some treat -32601 as a broken server): there are none to give
   server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: [] }));
