@@ -137,6 +137,8 @@ describe("a plain tools/call answered directly reads byte for byte as the MCP SD
       { name: "add", arguments: { a: "x" }, session_id: "$SID" },
       { name: "add", session_id: "$SID" },
       { name: "note", arguments: { text: "z" }, session_id: "$SID" },
+      // a model's `__proto__` key is an own property of the parsed arguments on both paths, never a prototype
+      { name: "note", arguments: JSON.parse('{"text": "p", "__proto__": {"text": "q"}}'), session_id: "$SID" },
     ]);
     expect(direct).toEqual(sdk);
     expect(direct[3]).toBe(
@@ -146,6 +148,7 @@ describe("a plain tools/call answered directly reads byte for byte as the MCP SD
     expect(direct[5]).toContain('"structuredContent":{"rows":2}');
     for (const i of [6, 7, 8, 9, 10]) expect(JSON.parse(direct[i]!).result.isError).toBe(true);
     expect(JSON.parse(direct[11]!).result.data).toBe("x,y,z");
+    expect(JSON.parse(direct[12]!).result.data).toBe("x,y,z,p"); // the key is dropped by the tool's own parse
   });
 
   it("errors: forged, malformed and unknown session ids, a scored rollout, a released one", async () => {

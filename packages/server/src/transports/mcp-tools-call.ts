@@ -13,8 +13,8 @@ export interface PlainToolsCall {
 /**
  * Is `msg` a plain `tools/call`: a request (a string or integer id) whose `params` has a string `name`, `arguments`
  * absent or an object, and neither `_meta` (a progress token, a related task) nor `task` (task-augmented execution)?
- * Those are exactly the calls for which the SDK `Server` checks the request against `CallToolRequestSchema`, calls the
- * handler and checks its result against `CallToolResultSchema`, and nothing else. Any other message, a malformed
+ * For such a call the SDK `Server` (1.32.2) does no more than check the request against `CallToolRequestSchema` (which
+ * accepts it), call the handler with the request as sent, and check the result against `CallToolResultSchema`. Any other message, a malformed
  * `tools/call` included, is for the SDK `Server` to answer.
  */
 export function isPlainToolsCall(msg: unknown): msg is PlainToolsCall {
