@@ -84,6 +84,23 @@ export function mcpTools(env: Env): McpTool[] {
   }));
 }
 
+/**
+ * The rollout a request acts on (`scope.rollout()`: at once when it is known, else a promise); a failure to name or
+ * start one is an `McpError` (`mcpErrorOf`).
+ */
+function holdIn(scope: McpScope): Held | Promise<Held> {
+  try {
+    const h = scope.rollout();
+    return h instanceof Promise
+      ? h.catch((e: unknown) => {
+          throw mcpErrorOf(e);
+        })
+      : h;
+  } catch (e) {
+    throw mcpErrorOf(e);
+  }
+}
+
 /** The parameters of a `tools/call` the handler reads. */
 export interface ToolsCallParams {
   name: string;
@@ -104,13 +121,8 @@ export async function callToolIn(
   scope: McpScope,
   params: ToolsCallParams,
 ): Promise<Record<string, unknown>> {
-  let held: Held;
-  try {
-    const h = scope.rollout();
-    held = h instanceof Promise ? await h : h;
-  } catch (e) {
-    throw mcpErrorOf(e);
-  }
+  const h = holdIn(scope);
+  const held = h instanceof Promise ? await h : h;
   try {
     const out = await service.callTool(held.rollout, { name: params.name, arguments: params.arguments ?? {} });
     return callToolResult(out);
@@ -161,12 +173,7 @@ export function createMcpServer(options: McpServerOptions): Server {
     if (req.params.uri !== TASK_RESOURCE) {
       throw new McpError(ErrorCode.InvalidParams, `unknown resource ${req.params.uri}`);
     }
-    let held: Held;
-    try {
-      held = await options.scopeOf(extra.requestId).rollout();
-    } catch (e) {
-      throw mcpErrorOf(e);
-    }
+    const held = await holdIn(options.scopeOf(extra.requestId));
     try {
       const text = JSON.stringify(taskView(service, held.rollout.task));
       return { contents: [{ uri: TASK_RESOURCE, mimeType: "application/json", text }] };

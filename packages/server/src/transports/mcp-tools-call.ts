@@ -1,5 +1,5 @@
 import type { RolloutService } from "../service/index.js";
-import type { McpAnswer } from "./mcp-exchange.js";
+import { errorAnswer, type McpAnswer } from "./mcp-exchange.js";
 import { callToolIn, type McpScope, mcpErrorOf, type ToolsCallParams } from "./mcp-server.js";
 
 /** A `tools/call` request with nothing in it the SDK `Server` would do more for than call the handler. */
@@ -44,8 +44,8 @@ export async function answerToolsCall(
     return { result, jsonrpc: "2.0", id: msg.id };
   } catch (e) {
     const err = mcpErrorOf(e);
-    const error: NonNullable<McpAnswer["error"]> = { code: err.code, message: err.message };
-    if (err.data !== undefined) error.data = err.data;
-    return { jsonrpc: "2.0", id: msg.id, error };
+    const answer = errorAnswer(msg.id, err.code, err.message);
+    if (err.data !== undefined) answer.error!.data = err.data;
+    return answer;
   }
 }
