@@ -8,7 +8,14 @@
 """
 
 from .env import AsyncBenchmaxEnv, BenchmaxEnv, openai_messages, openai_tool_calls, text_of
-from .transport import BenchmaxClient, BenchmaxEnvError, BenchmaxError, BenchmaxInfraError, Rollout
+from .transport import (
+    BenchmaxClient,
+    BenchmaxEnvError,
+    BenchmaxError,
+    BenchmaxInfraError,
+    BenchmaxRolloutLost,
+    Rollout,
+)
 
 __all__ = [
     "AsyncBenchmaxEnv",
@@ -17,6 +24,7 @@ __all__ = [
     "BenchmaxEnvError",
     "BenchmaxError",
     "BenchmaxInfraError",
+    "BenchmaxRolloutLost",
     "Rollout",
     "openai_messages",
     "openai_tool_calls",

@@ -20,6 +20,12 @@ class BenchmaxInfraError(BenchmaxError):
     """The env server could not be reached, restarted, or lost the rollout. Never turned into a reward."""
 
 
+class BenchmaxRolloutLost(BenchmaxInfraError):
+    """A rollout whose server was lost (died, hung, drained, restarted) and that could not be rebuilt elsewhere:
+    no live server was left, or a replayed call gave another result than the one the model saw. The trainer adapters
+    turn it into their trainer's own failed-sample path; it is never a reward."""
+
+
 class BenchmaxEnvError(BenchmaxError):
     """The env itself failed (a tool crashed, a reward was not finite) or refused the request."""
 
