@@ -31,7 +31,7 @@ describe.skipIf(!hasPython)("Python shim (unittest) against a live server", () =
     await custom?.close();
   });
 
-  it("passes its unittest suite", async () => {
+  it("passes its unittest suite", { timeout: 180_000 }, async () => {
     const tests = join(shimDir(), "tests");
     const { code, out } = await run("python3", ["-m", "unittest", "discover", "-s", tests, "-t", tests, "-v"], {
       PYTHONPATH: `${shimDir()}${delimiter}${tests}`,

@@ -1,13 +1,22 @@
-"""The HTTP transport to `benchmax serve` servers: keep-alive, retries of transient failures, fleet failover, and a
-check that a rollout stays on the server instance that created it (stdlib only)."""
+"""The HTTP transport to `benchmax serve` servers: keep-alive, retries of transient failures, fleet failover, a check
+that a rollout stays on the server instance that created it, and rollout migration (stdlib only).
 
+Migration: each rollout keeps a log (how it was created, and every step and tool call with the result the model saw,
+a fork child starting from a copy of its parent's). When the rollout's server dies, hangs (no answer, and /health
+silent too), restarts, drains away or forgets the rollout, the client creates it again on a live server, replays the
+log, and checks every replayed result against the logged one. All equal: the call goes on there, and the caller sees
+nothing. A result that differs (a nondeterministic tool), or no live server left: `BenchmaxRolloutLost`.
+"""
+
+import copy
 import http.client
 import json
 import os
 import random
+import select
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from urllib.parse import quote, urlsplit
 
@@ -44,6 +53,39 @@ class Rollout:
     custom_actions: bool = False
     #: the turn limit the server enforces for this rollout (echoed by the server; None: the server has none)
     max_turns: Optional[int] = None
+    #: what rebuilds the rollout on another server (kept by the client; see `RolloutLog`)
+    log: Optional["RolloutLog"] = field(default=None, repr=False, compare=False)
+    #: how many times this rollout moved to another server
+    migrations: int = 0
+
+
+@dataclass
+class RolloutLog:
+    """A rollout as a log: the request that created it (path and body), then every step and direct tool call that
+    changed its state, with the result the model saw (canonical JSON). A fork child's log starts as a copy of its
+    parent's. Replaying it in order on any server of the same env rebuilds the rollout's state."""
+
+    path: str
+    body: Dict[str, Any]
+    ops: List[Tuple[str, Any, str]] = field(default_factory=list)
+
+    def copy(self) -> "RolloutLog":
+        return RolloutLog(self.path, copy.deepcopy(self.body), list(self.ops))
+
+
+def _canonical(action: str, res: Any) -> str:
+    """What a replayed call must give again: a tool call's whole result; a step's observation, reward and done."""
+    if action == "step" and isinstance(res, dict):
+        res = {"observation": res.get("observation"), "reward": res.get("reward"), "done": res.get("done")}
+    return json.dumps(res, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class _NoServer(BenchmaxInfraError):
+    """No endpoint could be reached to take a new rollout."""
+
+
+class _Lost(Exception):
+    """The rollout's server is gone for it (unreachable, hung, restarted, forgot it): migrate."""
 
 
 def _split_endpoints(endpoints: Union[str, Sequence[str], None]) -> List[str]:
@@ -60,30 +102,69 @@ def _split_endpoints(endpoints: Union[str, Sequence[str], None]) -> List[str]:
     return out
 
 
+class ServerHung(OSError):
+    """A request got no answer for `hang_after_s`, and the server's /health did not answer either."""
+
+
 class _Connection:
     """One keep-alive HTTP connection to an endpoint (used by one request at a time)."""
 
-    def __init__(self, url: str, timeout: float):
+    def __init__(self, url: str, timeout: float, connect_timeout: float = 5.0):
         parts = urlsplit(url)
         self.secure = parts.scheme == "https"
         self.host = parts.hostname or "127.0.0.1"
         self.port = parts.port or (443 if self.secure else 80)
         self.prefix = parts.path.rstrip("/")
         self.timeout = timeout
+        self.connect_timeout = min(connect_timeout, timeout)
         self.conn: Optional[http.client.HTTPConnection] = None
 
-    def request(self, method: str, path: str, body: Optional[bytes], headers: Dict[str, str]):
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Optional[bytes],
+        headers: Dict[str, str],
+        hang_after_s: Optional[float] = None,
+        alive: Any = None,
+    ):
+        """(status, body bytes, headers). With `hang_after_s` and `alive` (a probe of the server's /health): each
+        time the answer is that late, the probe runs; a silent probe raises ServerHung (a long but healthy call
+        goes on waiting, up to `timeout`)."""
         if self.conn is None:
             cls = http.client.HTTPSConnection if self.secure else http.client.HTTPConnection
-            self.conn = cls(self.host, self.port, timeout=self.timeout)
+            self.conn = cls(self.host, self.port, timeout=self.connect_timeout)
+            self.conn.connect()  # a black-holed host fails in connect_timeout, not the whole request timeout
+            self.conn.sock.settimeout(self.timeout)
         try:
             self.conn.request(method, self.prefix + path, body=body, headers=headers)
+            if hang_after_s and alive is not None:
+                self._await_answer(hang_after_s, alive)
             res = self.conn.getresponse()
             data = res.read()
-            return res.status, data, res.getheader("x-benchmax-instance")
+            return res.status, data, res.headers
         except Exception:
             self.close()
             raise
+
+    def _await_answer(self, hang_after_s: float, alive: Any) -> None:
+        sock = self.conn.sock if self.conn is not None else None
+        if sock is None:
+            return
+        waited = 0.0
+        while waited < self.timeout:
+            pending = getattr(sock, "pending", None)
+            if pending is not None and pending():
+                return
+            wait = min(hang_after_s, self.timeout - waited)
+            ready, _, _ = select.select([sock], [], [], wait)
+            if ready:
+                return
+            waited += wait
+            if waited >= self.timeout:
+                raise TimeoutError("no answer in %.1f s (timeout_s)" % waited)
+            if not alive():
+                raise ServerHung("no answer in %.1f s, and /health is silent: the server hangs" % waited)
 
     def close(self):
         if self.conn is not None:
@@ -109,8 +190,11 @@ def _tag(body: Dict[str, Any], trainer_step: Optional[int], group_id: Optional[s
 class BenchmaxClient:
     """Talks to one or more env servers (a fleet): new rollouts go to a live endpoint, later calls stay on it.
 
-    Transient failures (connection errors, timeouts, HTTP 429/502/503/504) are retried `retries` times with
-    exponential backoff; then a BenchmaxInfraError is raised. Counters are in `stats`.
+    Transient failures (HTTP 429/502/503/504, a dropped connection) are retried `retries` times with exponential
+    backoff; then a BenchmaxInfraError is raised. A rollout whose server is lost (refused, hung, restarted, draining
+    away, or it forgot the rollout) migrates to a live server (see the module's docstring); `migrate=False` raises
+    BenchmaxInfraError instead. An endpoint that refused a connection, or is draining, gets no new rollouts for
+    `down_s` seconds, then is tried again (a restarted server is back in rotation). Counters are in `stats`.
     """
 
     def __init__(
@@ -120,15 +204,37 @@ class BenchmaxClient:
         retries: int = 3,
         backoff_s: float = 0.5,
         timeout_s: float = 120.0,
+        *,
+        migrate: bool = True,
+        hang_after_s: Optional[float] = None,
+        connect_timeout_s: float = 5.0,
+        down_s: float = 2.0,
+        migrate_timeout_s: float = 30.0,
     ):
         self.endpoints = _split_endpoints(endpoints)
         self.token = token if token is not None else os.environ.get("BENCHMAX_TOKEN") or None
         self.retries = max(0, int(retries))
         self.backoff_s = float(backoff_s)
         self.timeout_s = float(timeout_s)
+        self.migrate = bool(migrate)
+        if hang_after_s is None:
+            hang_after_s = float(os.environ.get("BENCHMAX_HANG_AFTER_S") or 10.0)
+        #: a call unanswered this long probes the server's /health; a silent one is a hang (0: never probe)
+        self.hang_after_s = float(hang_after_s)
+        self.connect_timeout_s = float(connect_timeout_s)
+        self.down_s = float(down_s)
+        self.migrate_timeout_s = float(migrate_timeout_s)
         self._next = random.randrange(len(self.endpoints))
         self._instances: Dict[str, str] = {}
-        self.stats = {"requests": 0, "retries": 0, "infra_errors": 0}
+        self.stats = {
+            "requests": 0,
+            "retries": 0,
+            "infra_errors": 0,
+            "migrations": 0,
+            "replayed_calls": 0,
+            "lost_rollouts": 0,
+            "migration_s": [],
+        }
         self._setup_pool()
 
     def _setup_pool(self) -> None:
@@ -136,11 +242,15 @@ class BenchmaxClient:
         # the cookbook adapter in asyncio.to_thread); a connection is used by one request at a time
         self._idle: Dict[str, List[_Connection]] = {}
         self._lock = threading.Lock()
+        #: endpoint -> until when it gets no new rollouts (refused a connection, hung, or draining)
+        self._down: Dict[str, float] = {}
+        #: endpoint -> until when it is taken for gone (refused a connection, or hung)
+        self._dead: Dict[str, float] = {}
 
     # -- pickling: configuration only (the cookbook sends builders to rollout workers by pickle) ----------
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
-        for k in ("_idle", "_lock"):
+        for k in ("_idle", "_lock", "_down", "_dead"):
             state.pop(k, None)
         return state
 
@@ -154,13 +264,42 @@ class BenchmaxClient:
             idle = self._idle.get(endpoint)
             if idle:
                 return idle.pop()
-        return _Connection(endpoint, self.timeout_s)
+        return _Connection(endpoint, self.timeout_s, self.connect_timeout_s)
 
     def _put_back(self, endpoint: str, conn: _Connection) -> None:
         if conn.conn is None:
             return
         with self._lock:
             self._idle.setdefault(endpoint, []).append(conn)
+
+    def _mark_down(self, endpoint: str, dead: bool = False) -> None:
+        """No new rollouts on `endpoint` for `down_s`; `dead` (refused or hung): no calls at all meanwhile."""
+        with self._lock:
+            until = time.monotonic() + self.down_s
+            self._down[endpoint] = until
+            if dead:
+                self._dead[endpoint] = until
+                for c in self._idle.pop(endpoint, []):
+                    c.close()
+
+    def _is_down(self, endpoint: str) -> bool:
+        until = self._down.get(endpoint)
+        return until is not None and time.monotonic() < until
+
+    def _is_dead(self, endpoint: str) -> bool:
+        until = self._dead.get(endpoint)
+        return until is not None and time.monotonic() < until
+
+    def alive(self, endpoint: str, timeout_s: float = 2.0) -> bool:
+        """Whether the endpoint's /health answers at all (healthy or draining) within `timeout_s`."""
+        c = _Connection(endpoint, timeout_s, timeout_s)
+        try:
+            status, _, _ = c.request("GET", "/health", None, {"accept": "application/json"})
+            return status < 500 or status == 503
+        except Exception:
+            return False
+        finally:
+            c.close()
 
     def request(
         self,
@@ -172,6 +311,22 @@ class BenchmaxClient:
         idempotent: bool = True,
     ):
         """(status, json body, instance id). Retries transient failures; raises BenchmaxInfraError after them."""
+        status, parsed, h = self._send(endpoint, method, path, body, headers, idempotent)
+        return status, parsed, h.get("x-benchmax-instance") if h is not None else None
+
+    def _send(
+        self,
+        endpoint: str,
+        method: str,
+        path: str,
+        body: Any = None,
+        headers: Optional[Dict[str, str]] = None,
+        idempotent: bool = True,
+        fail_fast: bool = False,
+        probe: bool = False,
+    ):
+        """(status, json body, response headers). `fail_fast`: a refused or broken connection, a hang, or a draining
+        server raises `_Lost` at once (the caller moves elsewhere) instead of being retried here."""
         h = {"accept": "application/json"}
         if self.token:
             h["authorization"] = "Bearer " + self.token
@@ -182,21 +337,28 @@ class BenchmaxClient:
             payload = json.dumps(body).encode("utf-8")
             h["content-type"] = "application/json"
         last = ""
+        alive = (lambda: self.alive(endpoint)) if probe and self.hang_after_s > 0 else None
         for attempt in range(self.retries + 1):
             if attempt:
                 self.stats["retries"] += 1
                 time.sleep(self.backoff_s * (2 ** (attempt - 1)))
             self.stats["requests"] += 1
-            conn = self._acquire(endpoint)
             try:
-                status, data, instance = conn.request(method, path, payload, h)
+                conn = self._acquire(endpoint)
+                status, data, rh = conn.request(method, path, payload, h, self.hang_after_s, alive)
                 self._put_back(endpoint, conn)
-            except ConnectionRefusedError as e:
-                last = "connection refused (%s)" % e
+            except (ConnectionRefusedError, ServerHung, TimeoutError) as e:
+                last = "%s: %s" % (type(e).__name__, e)
+                # past the deadline: gone if its /health is silent too (else only this call was slow)
+                self._mark_down(endpoint, dead=not isinstance(e, TimeoutError) or not self.alive(endpoint))
+                if fail_fast:
+                    raise _Lost("%s %s on %s: %s" % (method, path, endpoint, last))
                 continue
             except (OSError, http.client.HTTPException) as e:
                 # the request may have reached the server: only idempotent requests are sent again
                 last = "%s: %s" % (type(e).__name__, e)
+                if fail_fast:
+                    raise _Lost("%s %s on %s: %s" % (method, path, endpoint, last))
                 if idempotent or isinstance(e, (http.client.RemoteDisconnected, BrokenPipeError)):
                     continue
                 break
@@ -204,10 +366,18 @@ class BenchmaxClient:
                 parsed = json.loads(data.decode("utf-8")) if data else None
             except ValueError:
                 parsed = data.decode("utf-8", "replace")
+            if _draining(status, parsed, rh):
+                # no new rollouts there; its live rollouts stay until it goes away (then they migrate)
+                self._mark_down(endpoint)
+                if status == 503:
+                    if fail_fast:
+                        raise _Lost("%s is draining: %s" % (endpoint, _message(parsed)))
+                    last = "HTTP 503: %s is draining" % endpoint
+                    break
             if status in TRANSIENT_STATUS:
                 last = "HTTP %d: %s" % (status, _message(parsed))
                 continue
-            return status, parsed, instance
+            return status, parsed, rh
         self.stats["infra_errors"] += 1
         raise BenchmaxInfraError(
             "env server %s failed on %s %s after %d attempt(s): %s" % (endpoint, method, path, attempt + 1, last)
@@ -255,8 +425,11 @@ class BenchmaxClient:
         if max_turns is not None:
             body["maxTurns"] = int(max_turns)
         _tag(body, trainer_step, group_id)
-        ep, res = self._post_new("/v1/rollouts", body, "creating a rollout", "no env server could create a rollout")
-        return _rollout(ep, res, task_id or "")
+        ep, res, instance = self._create("/v1/rollouts", body, "creating a rollout")
+        r = _rollout(ep, res, task_id or "")
+        r.log = RolloutLog("/v1/rollouts", body)
+        self._remember(r, instance)
+        return r
 
     def reset(
         self,
@@ -274,31 +447,60 @@ class BenchmaxClient:
         if task is not None:
             body["task"] = task
         _tag(body, trainer_step, group_id)
-        ep, res = self._post_new("/reset", body, "POST /reset", "no env server could reset an episode")
+        ep, res, instance = self._create("/reset", body, "POST /reset")
         obs = res["observation"]
         system = next((m.get("content") for m in obs.get("messages") or [] if m.get("role") == "system"), "")
-        return Rollout(ep, obs["episode_id"], obs["rollout_token"], obs.get("task_id") or task_id or "", system or ""), obs
+        r = Rollout(ep, obs["episode_id"], obs["rollout_token"], obs.get("task_id") or task_id or "", system or "")
+        r.log = RolloutLog("/reset", body)
+        self._remember(r, instance)
+        return r, obs
 
-    def _post_new(self, path: str, body: Dict[str, Any], what: str, none: str) -> Tuple[str, Any]:
-        """POST a new episode to the next live endpoint (round robin, failing over); remembers the instance that
-        answered, so a later call that lands on a restarted server is an infra error. (endpoint, body)."""
-        errors = []
+    def _remember(self, r: Rollout, instance: Optional[str]) -> None:
+        if instance:
+            self._instances[r.rollout_id] = instance
+
+    def _order(self, avoid: Optional[str] = None) -> List[str]:
+        """Endpoints to try for a new rollout: round robin over those up, then those marked down; `avoid` (the
+        endpoint a rollout was just lost on) last."""
         n = len(self.endpoints)
         start = self._next
         self._next = (self._next + 1) % n
-        for i in range(n):
-            ep = self.endpoints[(start + i) % n]
+        ring = [self.endpoints[(start + i) % n] for i in range(n)]
+        up = [e for e in ring if not self._is_down(e) and e != avoid]
+        down = [e for e in ring if self._is_down(e) and e != avoid]
+        return up + down + ([avoid] if avoid in ring else [])
+
+    def _post_new(
+        self, path: str, body: Dict[str, Any], what: str, none: str, avoid: Optional[str] = None
+    ) -> Tuple[str, Any, Optional[str]]:
+        """POST a new episode to the next live endpoint (round robin, failing over at once past a refused, hung or
+        draining one): (endpoint, body, instance id)."""
+        errors = []
+        for ep in self._order(avoid):
             try:
-                status, res, instance = self.request(ep, "POST", path, body, idempotent=False)
-            except BenchmaxInfraError as e:
+                status, res, rh = self._send(ep, "POST", path, body, idempotent=False, fail_fast=True)
+            except (BenchmaxInfraError, _Lost) as e:
                 errors.append(str(e))
                 continue
             res = self._check(status, res, what, ep)
-            rid = res["observation"]["episode_id"] if "observation" in res else res["rolloutId"]
-            if instance:
-                self._instances[rid] = instance
-            return ep, res
-        raise BenchmaxInfraError(none + ": " + "; ".join(errors))
+            return ep, res, rh.get("x-benchmax-instance") if rh is not None else None
+        raise _NoServer(none + ": " + "; ".join(errors))
+
+    def _create(self, path: str, body: Dict[str, Any], what: str, avoid: Optional[str] = None):
+        """`_post_new`, waiting (with backoff) up to `migrate_timeout_s` while no endpoint can take it (a fleet
+        restarting); then BenchmaxRolloutLost. (endpoint, body, instance id)."""
+        started = time.monotonic()
+        backoff = 0.25
+        while True:
+            try:
+                return self._post_new(path, body, what, "no env server could take the rollout", avoid)
+            except _NoServer as e:
+                if time.monotonic() - started + backoff >= self.migrate_timeout_s:
+                    self.stats["lost_rollouts"] += 1
+                    self.stats["infra_errors"] += 1
+                    raise BenchmaxRolloutLost("%s: no live env server in %.0f s: %s" % (what, self.migrate_timeout_s, e))
+                time.sleep(backoff)
+                backoff = min(2.0, backoff * 2)
 
     def tasks(self, limit: Optional[int] = None) -> List[Dict[str, Any]]:
         """The server's tasks without their gold data: `[{id, prompt | messages, meta}]` (GET /v1/tasks)."""
@@ -307,20 +509,107 @@ class BenchmaxClient:
         status, res, _ = self.request(ep, "GET", path)
         return self._check(status, res, "GET /v1/tasks", ep)["tasks"]
 
-    def _on(self, r: Rollout, action: str, body: Any, idempotent: bool) -> Any:
+    # -- calls on a rollout, and its migration ------------------------------------------------------------
+    def _on_once(self, r: Rollout, action: str, body: Any, idempotent: bool) -> Any:
+        """One call on the rollout's current server. `_Lost` when that server is gone for it."""
         path = "/v1/rollouts/%s/%s" % (quote(r.rollout_id, safe=""), action)
-        status, res, instance = self.request(r.endpoint, "POST", path, body, {"x-rollout-token": r.token}, idempotent)
+        fail_fast = self.migrate and r.log is not None
+        if fail_fast and self._is_dead(r.endpoint):
+            raise _Lost("%s refused a connection or hung moments ago" % r.endpoint)
+        try:
+            status, res, rh = self._send(
+                r.endpoint, "POST", path, body, {"x-rollout-token": r.token}, idempotent, fail_fast, probe=fail_fast
+            )
+        except BenchmaxInfraError as e:
+            if fail_fast:
+                raise _Lost(str(e))
+            raise
+        instance = rh.get("x-benchmax-instance") if rh is not None else None
         known = self._instances.get(r.rollout_id)
         if status == 404 or (known and instance and instance != known):
+            why = "env server %s lost rollout %s (restarted or expired): %s" % (r.endpoint, r.rollout_id, _message(res))
+            if fail_fast:
+                raise _Lost(why)
             self.stats["infra_errors"] += 1
-            raise BenchmaxInfraError(
-                "env server %s lost rollout %s (restarted or expired): %s" % (r.endpoint, r.rollout_id, _message(res))
-            )
+            raise BenchmaxInfraError(why)
         return self._check(status, res, "%s on rollout %s" % (action, r.rollout_id), r.endpoint)
+
+    def _on(self, r: Rollout, action: str, body: Any, idempotent: bool, logged: bool = False) -> Any:
+        """A call on a rollout; if its server is lost, the rollout migrates and the call is made there. `logged`:
+        the call changes the rollout's state, so it and its result go into the rollout's log."""
+        moves = 0
+        while True:
+            try:
+                res = self._on_once(r, action, body, idempotent)
+                break
+            except _Lost as e:
+                moves += 1
+                if moves > len(self.endpoints) + 1:
+                    self.stats["lost_rollouts"] += 1
+                    self._release_quietly(r)
+                    raise BenchmaxRolloutLost("rollout %s: its servers kept failing: %s" % (r.rollout_id, e))
+                self._migrate(r, str(e))
+        if logged and r.log is not None and not (isinstance(res, dict) and res.get("done")):
+            r.log.ops.append((action, body, _canonical(action, res)))
+        return res
+
+    def _migrate(self, r: Rollout, why: str) -> None:
+        """Rebuild the rollout on a live server from its log, checking each replayed result; then point `r` at it."""
+        log = r.log
+        assert log is not None
+        started = time.monotonic()
+        lost_on = r.endpoint
+        errors = [why]
+        while True:
+            try:
+                ep, res, instance = self._create(log.path, log.body, "migrating rollout %s" % r.rollout_id, lost_on)
+            except BenchmaxRolloutLost as e:
+                raise BenchmaxRolloutLost("%s (lost: %s)" % (e, "; ".join(errors[-3:])))
+            if log.path == "/reset":
+                obs = res["observation"]
+                fresh = Rollout(ep, obs["episode_id"], obs["rollout_token"], r.task_id, r.system_prompt)
+            else:
+                fresh = _rollout(ep, res, r.task_id)
+            self._remember(fresh, instance)
+            fresh.log = log  # replayed calls fail fast too (they are not logged again: only `_on` logs)
+            try:
+                for i, (action, body, want) in enumerate(log.ops):
+                    try:
+                        got = _canonical(action, self._on_once(fresh, action, body, idempotent=False))
+                    except BenchmaxError as e:
+                        got = "error: %s" % e
+                    self.stats["replayed_calls"] += 1
+                    if got != want:
+                        self._release_quietly(fresh)
+                        self.stats["lost_rollouts"] += 1
+                        raise BenchmaxRolloutLost(
+                            "rollout %s could not be migrated: replayed call %d (%s) gave another result than the model "
+                            "saw (a nondeterministic tool?): %s instead of %s" % (r.rollout_id, i + 1, action, got[:200], want[:200])
+                        )
+            except _Lost as e:
+                errors.append(str(e))
+                self._instances.pop(fresh.rollout_id, None)
+                lost_on = ep
+                continue
+            # the rollout left behind, where its server still answers (a slow call, a drain): freed, best effort
+            self._release_quietly(Rollout(r.endpoint, r.rollout_id, r.token, r.task_id))
+            r.endpoint, r.rollout_id, r.token = fresh.endpoint, fresh.rollout_id, fresh.token
+            r.migrations += 1
+            self.stats["migrations"] += 1
+            self.stats["migration_s"].append(time.monotonic() - started)
+            if len(self.stats["migration_s"]) > 10000:
+                del self.stats["migration_s"][:5000]
+            return
+
+    def _release_quietly(self, r: Rollout) -> None:
+        try:
+            self.release(r)
+        except Exception:
+            pass
 
     def call_tool(self, r: Rollout, name: str, arguments: Dict[str, Any]) -> Dict[str, Any]:
         """{content, isError}."""
-        return self._on(r, "call", {"name": name, "arguments": arguments}, idempotent=False)
+        return self._on(r, "call", {"name": name, "arguments": arguments}, idempotent=False, logged=True)
 
     def step(self, r: Rollout, content: Optional[str], tool_calls: Optional[List[Dict[str, Any]]] = None) -> Dict[str, Any]:
         """One turn of the server's episode engine: it parses the reply's tool calls, runs them, and returns
@@ -329,7 +618,7 @@ class BenchmaxClient:
         action: Dict[str, Any] = {"type": "message", "content": content}
         if tool_calls:
             action["tool_calls"] = tool_calls
-        return self._on(r, "step", {"action": action}, idempotent=False)
+        return self._on(r, "step", {"action": action}, idempotent=False, logged=True)
 
     def reward(self, r: Rollout, messages: List[Dict[str, Any]]) -> Dict[str, Any]:
         """{reward, rewards, passed}."""
@@ -344,6 +633,7 @@ class BenchmaxClient:
             kid = _rollout(r.endpoint, c, r.task_id)
             if kid.max_turns is None:
                 kid.max_turns = r.max_turns
+            kid.log = r.log.copy() if r.log is not None else None
             kids.append(kid)
         return kids
 
@@ -353,16 +643,24 @@ class BenchmaxClient:
             body["taskId"] = task_id
         if task is not None:
             body["task"] = task
-        ep = self.endpoints[0]
-        status, res, _ = self.request(ep, "POST", "/v1/group-reward", body)
-        return self._check(status, res, "group reward", ep)
+        errors = []
+        for ep in self._order():
+            try:
+                status, res, _ = self.request(ep, "POST", "/v1/group-reward", body)
+            except BenchmaxInfraError as e:
+                errors.append(str(e))
+                continue
+            return self._check(status, res, "group reward", ep)
+        raise BenchmaxInfraError("no env server could compute the group reward: " + "; ".join(errors))
 
     def release(self, r: Rollout) -> None:
         path = "/v1/rollouts/%s/release" % quote(r.rollout_id, safe="")
         self._instances.pop(r.rollout_id, None)
+        if self._is_dead(r.endpoint):
+            return  # the server is gone: nothing left to free
         try:
-            self.request(r.endpoint, "POST", path, {}, {"x-rollout-token": r.token})
-        except BenchmaxInfraError:
+            self._send(r.endpoint, "POST", path, {}, {"x-rollout-token": r.token}, fail_fast=True, probe=True)
+        except (BenchmaxInfraError, _Lost):
             pass  # the server is gone: nothing left to free
 
     def close(self) -> None:
@@ -384,6 +682,16 @@ def _rollout(endpoint: str, res: Dict[str, Any], task_id: str) -> Rollout:
         bool(res.get("customActions")),
         int(mt) if isinstance(mt, (int, float)) and mt > 0 else None,
     )
+
+
+def _draining(status: int, body: Any, headers: Any) -> bool:
+    """Whether a server answered that it is draining (it takes no new rollouts)."""
+    if headers is not None and headers.get("x-benchmax-draining") == "1":
+        return True
+    if status != 503 or not isinstance(body, dict):
+        return False
+    err = body.get("error")
+    return isinstance(err, dict) and "DRAINING" in (str(err.get("code")), str(err.get("reason")))
 
 
 def _message(body: Any) -> str:

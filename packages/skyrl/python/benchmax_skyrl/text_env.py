@@ -5,12 +5,16 @@ The episode loop (tool-call parsing, running tools, turn limit, reward) lives in
 """
 
 import json
+import logging
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
 from benchmax_client.env import text_of
+from benchmax_client.transport import BenchmaxRolloutLost
 
 from .client import BenchmaxClient, BenchmaxError, BenchmaxInfraError, Rollout
+
+logger = logging.getLogger("benchmax_skyrl")
 
 try:  # the real base class when SkyRL is installed
     from skyrl_gym.envs.base_text_env import BaseTextEnv  # type: ignore
@@ -69,12 +73,21 @@ class BenchmaxTextEnv(BaseTextEnv):
     the dataset row without `prompt` / `env_class` (skyrl/train/dataset/dataset.py L86-94) plus `max_turns`;
     `extra_info.task_id` names the task and `extra_info.task` may carry it inline. `env_config` (the
     `environment.skyrl_gym.<env_class>` config), the registration kwargs, or the environment give `endpoints`
-    (BENCHMAX_ENDPOINTS), `token` (BENCHMAX_TOKEN), `retries`, `timeout_s` and `observation_role`.
+    (BENCHMAX_ENDPOINTS), `token` (BENCHMAX_TOKEN), `retries`, `timeout_s`, `observation_role`, `on_lost`,
+    `hang_after_s` (BENCHMAX_HANG_AFTER_S) and `migrate_timeout_s` (BENCHMAX_MIGRATE_TIMEOUT_S).
 
     `step(action)` sends the reply to the server, which parses every tool call, runs them and answers with the
     results, or — a reply without a tool call, or the `max_turns`-th reply — ends the episode with the reward.
     A failure is retried, then raised (BenchmaxInfraError / BenchmaxEnvError), never turned into a reward of 0;
     on a failure the rollout is released at once, since SkyRL's generator only calls `close()` on success.
+
+    A lost server costs nothing: the client migrates the rollout to a live server (benchmax_client.transport). A
+    rollout that cannot be migrated (no live server left, or a nondeterministic tool's replay differs) has no
+    failed-sample path in SkyRL (@ a9564572: `generate` gathers every `agent_loop` with no exception handling,
+    skyrl_gym_generator.py L857, and `agent_loop` calls `env.step` with none, L447), so raising would fail the whole
+    generation step. With `on_lost: "end"` (the default) the episode ends there with reward 0.0, marked: metadata
+    `lost: True`, `get_metrics()["lost_rollouts"] == 1` (SkyRL logs env metrics per env class) and a warning logged.
+    `on_lost: "raise"` (or BENCHMAX_ON_LOST=raise) raises instead.
     """
 
     def __init__(
@@ -112,12 +125,24 @@ class BenchmaxTextEnv(BaseTextEnv):
             token=cfg.get("token") or token,
             retries=int(cfg.get("retries", os.environ.get("BENCHMAX_RETRIES", 3))),
             timeout_s=float(cfg.get("timeout_s", os.environ.get("BENCHMAX_TIMEOUT_S", 120))),
+            hang_after_s=float(cfg["hang_after_s"]) if cfg.get("hang_after_s") is not None else None,
+            migrate_timeout_s=float(cfg.get("migrate_timeout_s", os.environ.get("BENCHMAX_MIGRATE_TIMEOUT_S", 30))),
         )
         self.rollout: Optional[Rollout] = None
         self.messages: List[Dict[str, Any]] = []
         self.done = False
         self.final: Optional[Dict[str, Any]] = None
-        self.counts = {"tool_calls": 0, "tool_errors": 0, "parse_errors": 0, "infra_errors": 0, "env_errors": 0}
+        self.counts = {
+            "tool_calls": 0,
+            "tool_errors": 0,
+            "parse_errors": 0,
+            "infra_errors": 0,
+            "env_errors": 0,
+            "lost_rollouts": 0,
+        }
+        self.on_lost = str(cfg.get("on_lost") or os.environ.get("BENCHMAX_ON_LOST") or "end")
+        if self.on_lost not in ("end", "raise"):
+            raise ValueError("on_lost must be 'end' or 'raise', got %r" % (self.on_lost,))
 
     # -- SkyRL interface ---------------------------------------------------------------------------------
     def init(self, prompt: List[Dict[str, Any]]) -> Tuple[List[Dict[str, Any]], Dict[str, Any]]:
@@ -126,6 +151,12 @@ class BenchmaxTextEnv(BaseTextEnv):
         self.messages = [dict(m) for m in prompt]
         try:
             self.rollout = self._guard(lambda: self.client.create_rollout(self.task_id, self.task, self.max_turns, trainer_step=self.trainer_step))
+        except BenchmaxRolloutLost as e:
+            if self.on_lost == "raise":
+                self.close()
+                raise
+            self._init_lost: Optional[BaseException] = e  # the first step ends the episode, lost and counted
+            return prompt, {"rollout_id": None, "task_id": self.task_id, "lost": True}
         except BaseException:
             self.close()  # SkyRL will not call close() after a failed init
             raise
@@ -138,6 +169,10 @@ class BenchmaxTextEnv(BaseTextEnv):
 
     def step(self, action: str) -> Dict[str, Any]:
         """BaseTextEnvStepOutput (base_text_env.py L9-14): observations, reward, done, metadata, postprocessed_action."""
+        lost_at_init = getattr(self, "_init_lost", None)
+        if lost_at_init is not None and not self.done:
+            self.turns += 1
+            return self._lost(lost_at_init)
         if self.rollout is None:
             raise BenchmaxError("step() before init()")
         if self.done:
@@ -145,6 +180,11 @@ class BenchmaxTextEnv(BaseTextEnv):
         self.turns += 1
         try:
             out = self.step_raw(action)
+        except BenchmaxRolloutLost as e:
+            if self.on_lost == "raise":
+                self.close()
+                raise
+            return self._lost(e)
         except BaseException:
             # SkyRL calls close() only after a finished episode (skyrl_gym_generator.py L518-521, not in the
             # `finally` of L605): free the rollout now so it does not wait for the server's idle expiry
@@ -166,9 +206,31 @@ class BenchmaxTextEnv(BaseTextEnv):
             "postprocessed_action": None,
         }
 
+    def _lost(self, e: BaseException) -> Dict[str, Any]:
+        """End an episode that could not be migrated: reward 0.0, marked and counted (SkyRL has no failed-sample
+        path; see the class docstring)."""
+        self.counts["lost_rollouts"] += 1
+        logger.warning(
+            "benchmax: rollout %s of task %s lost and not migrated; ended with reward 0.0, counted in lost_rollouts: %s",
+            self.rollout.rollout_id if self.rollout else "?",
+            self.task_id,
+            e,
+        )
+        self.release_quietly()
+        self.done = True
+        self.final = {"reward": 0.0, "rewards": {}, "passed": None, "lost": True}
+        return {
+            "observations": [],
+            "reward": 0.0,
+            "done": True,
+            "metadata": {"lost": True, "error": str(e), "task_id": self.task_id},
+            "postprocessed_action": None,
+        }
+
     def get_metrics(self) -> Dict[str, Any]:
         out: Dict[str, Any] = dict(self.counts)
         out["retries"] = self.client.stats["retries"]
+        out["migrations"] = self.rollout.migrations if self.rollout is not None else 0
         out["turns"] = self.turns
         if self.final is not None:
             out["reward"] = self.final.get("reward")

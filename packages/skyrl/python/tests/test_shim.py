@@ -156,7 +156,10 @@ class RetryTest(unittest.TestCase):
     def test_persistent_503_raises_after_retries(self):
         srv = FlakyServer(failures=100)
         try:
-            env = BenchmaxTextEnv({"endpoints": srv.url, "retries": 2}, {"extra_info": {"task_id": "t1"}})
+            env = BenchmaxTextEnv(
+                {"endpoints": srv.url, "retries": 2, "on_lost": "raise", "migrate_timeout_s": 0},
+                {"extra_info": {"task_id": "t1"}},
+            )
             env.client.backoff_s = 0.01
             with self.assertRaises(BenchmaxInfraError) as ctx:
                 env.init(PROMPT)
@@ -256,10 +259,18 @@ class SkyrlGeneratorTest(unittest.TestCase):
         self.assertEqual(metrics(ENDPOINT)["activeRollouts"], before)
 
     def test_unreachable_server_raises_not_zero(self):
-        cfg = skyrl_loop.SkyrlGymCfg(benchmax_calc={"endpoints": "http://127.0.0.1:1", "retries": 0})
+        # SkyRL has no failed-sample path: by default the episode ends lost, with 0.0 marked and counted
+        cfg = skyrl_loop.SkyrlGymCfg(benchmax_calc={"endpoints": "http://127.0.0.1:1", "retries": 0, "migrate_timeout_s": 0})
+        [out], gen = self.run_gen([row("t1")], scripted(["<answer>5</answer>"]), cfg=cfg)
+        self.assertEqual((out["reward"], out["env_metrics"]["lost_rollouts"]), (0.0, 1))
+        self.assertTrue(gen.envs[0].final["lost"])
+        # on_lost: raise keeps the step's exception
+        cfg = skyrl_loop.SkyrlGymCfg(
+            benchmax_calc={"endpoints": "http://127.0.0.1:1", "retries": 0, "migrate_timeout_s": 0, "on_lost": "raise"}
+        )
         with self.assertRaises(BenchmaxInfraError) as ctx:
             self.run_gen([row("t1")], scripted(["<answer>5</answer>"]), cfg=cfg)
-        self.assertIn("after 1 attempt(s)", str(ctx.exception))
+        self.assertIn("Connection refused", str(ctx.exception))
 
     def test_unknown_task_is_env_error(self):
         with self.assertRaises(BenchmaxEnvError) as ctx:
@@ -270,7 +281,9 @@ class SkyrlGeneratorTest(unittest.TestCase):
         # a step that times out on the client (the tool sleeps past timeout_s): SkyRL's generator never calls
         # close() then, so the shim itself releases the rollout before raising
         before = metrics(ENDPOINT)["activeRollouts"]
-        cfg = skyrl_loop.SkyrlGymCfg(benchmax_calc={"token": TOKEN, "retries": 0, "timeout_s": 0.2})
+        cfg = skyrl_loop.SkyrlGymCfg(
+            benchmax_calc={"token": TOKEN, "retries": 0, "timeout_s": 0.2, "on_lost": "raise", "migrate_timeout_s": 0}
+        )
         with self.assertRaises(BenchmaxInfraError):
             self.run_gen([row("t2")], scripted([call("sleep", ms=600)]), cfg=cfg)
         deadline = time.monotonic() + 10
