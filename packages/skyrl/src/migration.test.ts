@@ -6,7 +6,7 @@ import { shimDir } from "./shim.js";
 
 /**
  * Rollout migration in the Python client (python/tests/migration_faults.py): real env server processes
- * (scripts/serve-test-env.mjs) are SIGKILLed, SIGSTOPped, drained (SIGTERM) and restarted mid-rollout, under
+ * (python/tests/serve-test-env.mjs) are SIGKILLed, SIGSTOPped, drained (SIGTERM) and restarted mid-rollout, under
  * direct use, SkyRL's calling sequence and the cookbook's group rollout. Needs python3 and the built server.
  */
 const python = spawnSync("python3", ["--version"], { encoding: "utf8" });

@@ -1,5 +1,5 @@
 """Rollout migration in benchmax_client, against real env server processes killed, stopped, drained and restarted
-mid-rollout (packages/skyrl/scripts/serve-test-env.mjs: the calc test env, whose `note` tool keeps per-rollout state,
+mid-rollout (serve-test-env.mjs beside this file: the calc test env, whose `note` tool keeps per-rollout state,
 plus `dice`, a nondeterministic tool). Also under SkyRL's calling sequence (skyrl_loop.py) and the cookbook's group
 rollout (cookbook_loop.py)."""
 
@@ -21,7 +21,7 @@ from benchmax_skyrl import BenchmaxEnvGroupBuilder, register_env_classes
 from test_cookbook import ScriptedPolicy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(HERE, "..", "..", "scripts", "serve-test-env.mjs")
+SCRIPT = os.path.join(HERE, "serve-test-env.mjs")
 TOKEN = "migration-token"
 NODE = shutil.which("node")
 REASON = None

@@ -6,7 +6,7 @@
  * Prints `{"url", "pid", "instance"}` on stdout once listening. SIGTERM drains (new rollouts refused, live ones served
  * until released or the grace passes); SIGINT closes at once.
  *
- *   node scripts/serve-test-env.mjs [--port N] [--token T] [--host H] [--grace-ms N]
+ *   node python/tests/serve-test-env.mjs [--port N] [--token T] [--host H] [--grace-ms N]
  */
 import { parseArgs } from "node:util";
 import { defineEnv, extractAnswer, tool } from "@benchmax/core";
