@@ -5,6 +5,7 @@ import { type Env, errorMessage, type Message, type Task, type ToolCallRequest }
 import FindMyWay from "find-my-way";
 import { checkBearer } from "./auth.js";
 import { CALL_ROUTE, callId } from "./call-route.js";
+import { DEFAULT_DRAIN_GRACE_MS, DRAINING_HEADER, DrainableRolloutService, drainingError } from "./drain.js";
 import { type ConnectionLimits, checkOrigin, clientOf, edgePolicy, guardConnections, serverOptions } from "./edge.js";
 import { classify, isOpenEnvValidation } from "./error-codes.js";
 import { HttpError, validationDetail } from "./http-error.js";
@@ -23,8 +24,8 @@ import { PromMetrics } from "./prometheus.js";
 import { RolloutRecorder, tagsOf } from "./record.js";
 import { RecordFeed } from "./record-feed.js";
 import { ROUTE_LIST, type RouteName, type RouteSpec } from "./routes.js";
-import { isMessages, RolloutService, type ServedRollout, type ServiceLimits } from "./service/rollout-service.js";
-import { badRequest, conflict, notFound, RolloutServiceError } from "./service/service-error.js";
+import { isMessages, type ServedRollout, type ServiceLimits } from "./service/rollout-service.js";
+import { badRequest, conflict, notFound } from "./service/service-error.js";
 import { McpHttpRoute } from "./transports/mcp.js";
 import { attachWebSocket, taskRefOf } from "./ws-session.js";
 
@@ -60,6 +61,11 @@ export interface ServeEnvOptions extends ConnectionLimits, ServiceLimits {
   tasks?: Task[];
   /** How long `close()` waits for requests in flight (default 10 s). */
   drainTimeoutMs?: number;
+  /**
+   * How long `drain()` serves the live rollouts at most (default 30 s): it closes once they are all released, or when
+   * this much time has passed, whichever comes first.
+   */
+  drainGraceMs?: number;
   /** Extra metadata for `/metadata` (version, readme_content, …). */
   metadata?: Record<string, unknown>;
   /**
@@ -85,8 +91,24 @@ function isOpenEnvRoute(url: string | undefined): boolean {
 export interface EnvServer {
   url: string;
   port: number;
-  /** Stop accepting, let requests in flight finish, release every rollout. Does not close the env. */
+  /**
+   * Stop accepting, let requests in flight finish, release every rollout. Does not close the env. During a drain, it
+   * cuts the drain's wait short.
+   */
   close(): Promise<void>;
+  /**
+   * Drain (what `benchmax serve` does on SIGTERM): the door closes at once — a new rollout, on any transport, is
+   * refused with 503 `DRAINING`, `/health` answers 503 `{status: "draining"}`, and every answer carries
+   * `x-benchmax-draining: 1` — while the server keeps listening and serving the live rollouts (steps, tool calls,
+   * rewards, forks, release) until none is left or `graceMs` (default `drainGraceMs`, 30 s) has passed; then it
+   * closes as `close()` does. Resolves once closed, with the rollouts still live when the grace ran out (0 after a
+   * clean drain). Idempotent: a second call gets the first one's promise.
+   */
+  drain(graceMs?: number): Promise<{ left: number }>;
+  /** True from the start of a drain (or a close): new rollouts are refused. */
+  readonly draining: boolean;
+  /** Live rollouts now. */
+  readonly activeRollouts: number;
   /** Counters behind /metrics. */
   readonly metrics: ServerMetrics;
   /** The `--record` writer, when recording. */
@@ -95,7 +117,26 @@ export interface EnvServer {
 
 const JSON_TYPE = "application/json";
 
-const draining = () => new RolloutServiceError("capacity", "server is shutting down", { reason: "DRAINING" });
+/**
+ * Does a `/metrics` request want the Prometheus text format? `?format=prometheus`, or an Accept header that names a
+ * Prometheus text type and no JSON. Prometheus' scraper lists its `scrape_protocols` in Accept
+ * (`application/openmetrics-text;version=1.0.0;q=0.5,…,text/plain;version=0.0.4;q=0.3,` then any type), so a plain
+ * `/metrics` path (a pod annotation's `prometheus.io/path`) gets text too. Any other client (curl's any-type Accept,
+ * a browser, JSON) gets JSON.
+ */
+export function wantsPrometheusText(query: string, accept: string | undefined): boolean {
+  if (query.includes("format=prometheus")) return true;
+  if (!accept || accept.includes("json")) return false;
+  return accept.includes("text/plain") || accept.includes("application/openmetrics-text");
+}
+
+/** The drain state as a Prometheus gauge: 1 while draining (new rollouts refused), else 0. */
+function drainingGauge(on: boolean): string {
+  return (
+    "# HELP benchmax_draining 1 while the server drains: new rollouts refused, live ones served until released.\n" +
+    `# TYPE benchmax_draining gauge\nbenchmax_draining ${on ? 1 : 0}\n`
+  );
+}
 
 /**
  * A per-process id; clients notice a restarted server by a change of it. A launcher that sets
@@ -176,7 +217,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
   const recorder: RolloutRecorder | undefined = options.record
     ? new RolloutRecorder(options.record, env, { prom, ...options.recordRun })
     : undefined;
-  const service: RolloutService = new RolloutService(env, {
+  const service: DrainableRolloutService = new DrainableRolloutService(env, {
     ...options,
     metrics,
     ...(recorder ? { artifacts: recorder.artifacts } : {}),
@@ -195,7 +236,10 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
   const maxBatch = options.maxBatch ?? 64;
   const instance = instanceId();
   let inflight = 0;
+  /** The door is closed: set by `drain()` and by `close()`. */
   let closing = false;
+  /** `close()` has begun: past the drain. */
+  let shuttingDown = false;
   let drained: (() => void) | undefined;
 
   const send = (res: ServerResponse, status: number, body: unknown) => sendJson(res, status, JSON.stringify(body));
@@ -305,7 +349,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     origin: "v1" | "reset",
     extra: { maxTurns?: number; id?: string },
   ) => {
-    if (closing) throw draining();
+    if (closing) throw drainingError(shuttingDown);
     // no `{ ...extra, more }`: Node 20's V8 spends about 1.5 µs on each property added after a leading spread
     return service.create({
       from: taskRefOf(body),
@@ -334,14 +378,13 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     metadata: (_req, res) => send(res, 200, metadata()),
     schema: (_req, res) => send(res, 200, schemaOf(env)),
     metrics: async (req, res, _id, query) => {
-      const accept = req.headers.accept ?? "";
-      if (query.includes("format=prometheus") || (accept.includes("text/plain") && !accept.includes("json"))) {
-        const text = metrics.prometheus(service.active) + (await prom.text());
+      if (wantsPrometheusText(query, req.headers.accept)) {
+        const text = metrics.prometheus(service.active) + drainingGauge(closing) + (await prom.text());
         res.writeHead(200, { "content-type": "text/plain; version=0.0.4", "content-length": Buffer.byteLength(text) });
         res.end(text);
         return;
       }
-      send(res, 200, metrics.snapshot(service.active));
+      send(res, 200, { ...metrics.snapshot(service.active), draining: closing });
     },
     tools: (_req, res) => send(res, 200, { tools: env.listTools(), openenv: openEnvTools(env) }),
     tasks: async (_req, res, _id, query) => {
@@ -517,6 +560,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
   const server: Server = createServer(serverOptions(options), (req, res) => {
     metrics.requests++;
     inflight++;
+    if (closing) res.setHeader(DRAINING_HEADER, "1");
     // one `then` per request (this is the hot path): settle, or answer the error and settle
     let p: Promise<void> | void;
     try {
@@ -555,8 +599,11 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
   const addr = server.address() as AddressInfo;
   const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
   let closed: Promise<void> | undefined;
+  let draining: Promise<{ left: number }> | undefined;
+  /** Ends a drain's wait (close() during a drain). */
+  let cutDrain: (() => void) | undefined;
 
-  return {
+  const handle: EnvServer = {
     url: `http://${host}:${addr.port}`,
     port: addr.port,
     metrics,
@@ -564,6 +611,9 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     close() {
       closed ??= (async () => {
         closing = true;
+        shuttingDown = true;
+        service.draining = true;
+        cutDrain?.();
         feed?.close();
         const stopped = new Promise<void>((r) => server.close(() => r()));
         server.closeIdleConnections();
@@ -585,5 +635,39 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
       })();
       return closed;
     },
+    drain(graceMs = options.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS) {
+      draining ??= (async () => {
+        // the door: new rollouts are refused from here on, on every transport; the server keeps listening
+        closing = true;
+        service.draining = true;
+        if (service.active > 0 && !closed) {
+          await new Promise<void>((resolve) => {
+            // live rollouts end by release, expiry or a failed start, on any transport: look every 50 ms
+            const poll = setInterval(() => {
+              if (service.active === 0) done();
+            }, 50);
+            const grace = setTimeout(done, graceMs);
+            function done() {
+              clearInterval(poll);
+              clearTimeout(grace);
+              cutDrain = undefined;
+              resolve();
+            }
+            cutDrain = done;
+          });
+        }
+        const left = service.active;
+        await handle.close();
+        return { left };
+      })();
+      return draining;
+    },
+    get draining() {
+      return closing;
+    },
+    get activeRollouts() {
+      return service.active;
+    },
   };
+  return handle;
 }

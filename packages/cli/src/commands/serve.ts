@@ -17,6 +17,7 @@ export interface ServeFlags {
   dataRoot?: string;
   insecure?: boolean;
   record?: string;
+  drainGrace?: number;
 }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
@@ -42,6 +43,11 @@ export function register(program: Command): void {
     .option("--data-root <dir>", "client-built tasks may name host files only under this directory")
     .option("--insecure", "serve on a non-loopback --host with no token (anyone who reaches the port can use it)")
     .option("--record <dir>", "append every finished rollout to this run dir (results.jsonl, summary.json) as it ends")
+    .option(
+      "--drain-grace <s>",
+      "on SIGTERM, refuse new rollouts and serve the live ones until released, this many seconds at most (default 30)",
+      (v) => parseIntFlag(v, "--drain-grace"),
+    )
     .action(async (envSpec: string, flags: ServeFlags) => {
       await serveCommand(envSpec, flags);
     });
@@ -55,8 +61,24 @@ export function serveToken(flag: string | undefined, env: string | undefined): s
   return (flag ?? env)?.trim() || undefined;
 }
 
-/** Resolves once a signal drained the server (or the MCP session ended). */
+/** The one line `serve` prints when a SIGTERM starts a drain. */
+export function drainLine(sig: string, live: number, graceS: number): string {
+  const n = `${live} live rollout${live === 1 ? "" : "s"}`;
+  return (
+    `benchmax: ${sig}: draining (${n}): new rollouts are refused; closing when the live ones are released, ` +
+    `${graceS}s at most (SIGTERM again or SIGINT: close now)\n`
+  );
+}
+
+/**
+ * Resolves once a signal closed the server (or the MCP session ended). The rollout API server drains on the first
+ * SIGTERM (`EnvServer.drain`: new rollouts refused, live ones served until released or `--drain-grace` passes); a
+ * second SIGTERM, or SIGINT, closes at once. An MCP server closes at once on either.
+ */
 export async function serveCommand(envSpec: string, flags: ServeFlags): Promise<void> {
+  if (flags.mcp && flags.drainGrace !== undefined) {
+    throw new UsageError("--drain-grace applies to the rollout API server (benchmax serve without --mcp)");
+  }
   const env: Env = await createEnv(envSpec, parseKeyValues(flags.envOpt));
   let tasks: Task[] | undefined;
   if (flags.dataset || flags.split) {
@@ -65,6 +87,8 @@ export async function serveCommand(envSpec: string, flags: ServeFlags): Promise<
   }
   const token = serveToken(flags.token, process.env.BENCHMAX_TOKEN);
   let closer: () => Promise<void>;
+  /** The rollout API server's drain (none for MCP). */
+  let drainer: (() => { live: number; graceS: number; done: Promise<{ left: number }> }) | undefined;
   if (flags.mcp) {
     const mcp = (await import("@benchmax/mcp" as string).catch((e: Error) => {
       throw new UsageError(`--mcp needs @benchmax/mcp (${e.message})`);
@@ -117,6 +141,7 @@ export async function serveCommand(envSpec: string, flags: ServeFlags): Promise<
       tasks,
       dataRoot: flags.dataRoot,
       insecure: flags.insecure,
+      ...(flags.drainGrace !== undefined ? { drainGraceMs: flags.drainGrace * 1000 } : {}),
       ...(flags.record
         ? {
             record: flags.record,
@@ -136,19 +161,45 @@ export async function serveCommand(envSpec: string, flags: ServeFlags): Promise<
         `  Prometheus: ${s.url}/metrics?format=prometheus${flags.record ? ` · recording to ${flags.record}` : ""}\n`,
     );
     closer = () => s.close();
+    const graceS = flags.drainGrace ?? 30;
+    drainer = () => ({ live: s.activeRollouts, graceS, done: s.drain() });
   }
   await new Promise<void>((resolve) => {
-    const stop = (sig: string) => {
-      process.stderr.write(`benchmax: ${sig}: draining…\n`);
-      process.off("SIGINT", onInt);
-      process.off("SIGTERM", onTerm);
-      closer()
+    let stopping = false;
+    const finish = (closed: Promise<unknown>) => {
+      closed
         .then(() => env.close())
         .catch((e) => process.stderr.write(`benchmax: shutdown: ${(e as Error).message}\n`))
-        .finally(resolve);
+        .finally(() => {
+          process.off("SIGINT", onInt);
+          process.off("SIGTERM", onTerm);
+          resolve();
+        });
+    };
+    /** Close now: the first signal of an MCP server, SIGINT, or a signal during a drain (which it cuts short). */
+    const stop = (sig: string) => {
+      process.stderr.write(`benchmax: ${sig}: closing${stopping ? " now" : ""}…\n`);
+      const first = !stopping;
+      stopping = true;
+      const closed = closer();
+      if (first) finish(closed);
     };
     const onInt = () => stop("SIGINT");
-    const onTerm = () => stop("SIGTERM");
+    const onTerm = () => {
+      if (stopping || !drainer) return stop("SIGTERM");
+      stopping = true;
+      const d = drainer();
+      process.stderr.write(drainLine("SIGTERM", d.live, d.graceS));
+      finish(
+        d.done.then(({ left }) => {
+          process.stderr.write(
+            left === 0
+              ? "benchmax: drained: every live rollout was released; closed\n"
+              : `benchmax: drain ended with ${left} rollout${left === 1 ? "" : "s"} still live; closed\n`,
+          );
+        }),
+      );
+    };
     process.on("SIGINT", onInt);
     process.on("SIGTERM", onTerm);
     if (flags.mcp && flags.port === undefined) process.stdin.once("end", () => stop("stdin closed"));
