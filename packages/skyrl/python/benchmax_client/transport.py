@@ -80,6 +80,42 @@ def _canonical(action: str, res: Any) -> str:
     return json.dumps(res, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+class EndpointHealth:
+    """What this process knows of each endpoint, shared by every client in it (a SkyRL run builds one client per
+    episode): until when one gets no new rollouts (it refused a connection, hung, or is draining) and until when it
+    is taken for gone (refused or hung: calls there fail over at once). Past that, a gone one is probed on /health
+    before it gets a rollout again."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.down: Dict[str, float] = {}
+        self.dead: Dict[str, float] = {}
+
+    def mark(self, endpoint: str, for_s: float, dead: bool) -> None:
+        with self._lock:
+            until = time.monotonic() + for_s
+            self.down[endpoint] = max(until, self.down.get(endpoint, 0.0))
+            if dead:
+                self.dead[endpoint] = max(until, self.dead.get(endpoint, 0.0))
+
+    def clear(self, endpoint: str) -> None:
+        with self._lock:
+            self.down.pop(endpoint, None)
+            self.dead.pop(endpoint, None)
+
+    def is_down(self, endpoint: str) -> bool:
+        return time.monotonic() < self.down.get(endpoint, 0.0)
+
+    def is_dead(self, endpoint: str) -> bool:
+        return time.monotonic() < self.dead.get(endpoint, 0.0)
+
+    def was_dead(self, endpoint: str) -> bool:
+        return endpoint in self.dead
+
+
+HEALTH = EndpointHealth()
+
+
 class _NoServer(BenchmaxInfraError):
     """No endpoint could be reached to take a new rollout."""
 
@@ -148,23 +184,31 @@ class _Connection:
             raise
 
     def _await_answer(self, hang_after_s: float, alive: Any) -> None:
+        """Wait for the answer in short slices: give up at once when another request found the server gone
+        (`alive.gone()`), and probe its /health each `hang_after_s` without an answer."""
         sock = self.conn.sock if self.conn is not None else None
         if sock is None:
             return
         waited = 0.0
+        since_probe = 0.0
         while waited < self.timeout:
             pending = getattr(sock, "pending", None)
             if pending is not None and pending():
                 return
-            wait = min(hang_after_s, self.timeout - waited)
+            wait = min(0.25, hang_after_s, self.timeout - waited)
             ready, _, _ = select.select([sock], [], [], wait)
             if ready:
                 return
             waited += wait
+            since_probe += wait
             if waited >= self.timeout:
                 raise TimeoutError("no answer in %.1f s (timeout_s)" % waited)
-            if not alive():
-                raise ServerHung("no answer in %.1f s, and /health is silent: the server hangs" % waited)
+            if alive.gone():
+                raise ServerHung("no answer in %.1f s, and the server was found gone meanwhile" % waited)
+            if since_probe >= hang_after_s:
+                since_probe = 0.0
+                if not alive():
+                    raise ServerHung("no answer in %.1f s, and /health is silent: the server hangs" % waited)
 
     def close(self):
         if self.conn is not None:
@@ -242,15 +286,12 @@ class BenchmaxClient:
         # the cookbook adapter in asyncio.to_thread); a connection is used by one request at a time
         self._idle: Dict[str, List[_Connection]] = {}
         self._lock = threading.Lock()
-        #: endpoint -> until when it gets no new rollouts (refused a connection, hung, or draining)
-        self._down: Dict[str, float] = {}
-        #: endpoint -> until when it is taken for gone (refused a connection, or hung)
-        self._dead: Dict[str, float] = {}
+        self.health = HEALTH
 
     # -- pickling: configuration only (the cookbook sends builders to rollout workers by pickle) ----------
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
-        for k in ("_idle", "_lock", "_down", "_dead"):
+        for k in ("_idle", "_lock", "health"):
             state.pop(k, None)
         return state
 
@@ -274,21 +315,17 @@ class BenchmaxClient:
 
     def _mark_down(self, endpoint: str, dead: bool = False) -> None:
         """No new rollouts on `endpoint` for `down_s`; `dead` (refused or hung): no calls at all meanwhile."""
-        with self._lock:
-            until = time.monotonic() + self.down_s
-            self._down[endpoint] = until
-            if dead:
-                self._dead[endpoint] = until
+        self.health.mark(endpoint, self.down_s, dead)
+        if dead:
+            with self._lock:
                 for c in self._idle.pop(endpoint, []):
                     c.close()
 
     def _is_down(self, endpoint: str) -> bool:
-        until = self._down.get(endpoint)
-        return until is not None and time.monotonic() < until
+        return self.health.is_down(endpoint)
 
     def _is_dead(self, endpoint: str) -> bool:
-        until = self._dead.get(endpoint)
-        return until is not None and time.monotonic() < until
+        return self.health.is_dead(endpoint)
 
     def alive(self, endpoint: str, timeout_s: float = 2.0) -> bool:
         """Whether the endpoint's /health answers at all (healthy or draining) within `timeout_s`."""
@@ -337,7 +374,7 @@ class BenchmaxClient:
             payload = json.dumps(body).encode("utf-8")
             h["content-type"] = "application/json"
         last = ""
-        alive = (lambda: self.alive(endpoint)) if probe and self.hang_after_s > 0 else None
+        alive = _Probe(self, endpoint) if probe and self.hang_after_s > 0 else None
         for attempt in range(self.retries + 1):
             if attempt:
                 self.stats["retries"] += 1
@@ -477,8 +514,18 @@ class BenchmaxClient:
         draining one): (endpoint, body, instance id)."""
         errors = []
         for ep in self._order(avoid):
+            if self.health.was_dead(ep) and not self._is_dead(ep):
+                # it was gone: a cheap /health first (a restarted server is back at once, a hung one costs 2 s)
+                if not self.alive(ep):
+                    self._mark_down(ep, dead=True)
+                    errors.append("%s: /health silent" % ep)
+                    continue
+                self.health.clear(ep)
+            elif self._is_dead(ep):
+                errors.append("%s: gone moments ago" % ep)
+                continue
             try:
-                status, res, rh = self._send(ep, "POST", path, body, idempotent=False, fail_fast=True)
+                status, res, rh = self._send(ep, "POST", path, body, idempotent=False, fail_fast=True, probe=True)
             except (BenchmaxInfraError, _Lost) as e:
                 errors.append(str(e))
                 continue
@@ -669,6 +716,20 @@ class BenchmaxClient:
         for conns in idle.values():
             for c in conns:
                 c.close()
+
+
+class _Probe:
+    """`probe()`: does the endpoint's /health answer; `probe.gone()`: did another request find it gone."""
+
+    def __init__(self, client: "BenchmaxClient", endpoint: str):
+        self.client = client
+        self.endpoint = endpoint
+
+    def __call__(self) -> bool:
+        return self.client.alive(self.endpoint)
+
+    def gone(self) -> bool:
+        return self.client.health.is_dead(self.endpoint)
 
 
 def _rollout(endpoint: str, res: Dict[str, Any], task_id: str) -> Rollout:
