@@ -5,17 +5,20 @@ import {
   type EnvOptions,
   LlmJudge,
   loadTasksFromFile,
+  type Message,
   type ScoreCase,
   type ScoreResult,
   UsageError,
 } from "@benchmax/core";
 import { checkTasks } from "./check-tasks.js";
 import { type CrmTask, parseCrmTask } from "./dataset.js";
+import { explainCrmReward } from "./explain.js";
 import { DEFAULT_TODAY } from "./generate-org.js";
 import { type FixtureTask, generateTasks } from "./generate-tasks.js";
 import { type LiveOptions, LiveOrg, liveOptionsFromEnv } from "./live.js";
 import { loadOrgFile } from "./load-org.js";
 import { Org } from "./org.js";
+import { replyMessages } from "./privacy.js";
 import { crmReferencePolicy } from "./reference-policy.js";
 import { PRIVACY_JUDGE_TEMPLATE, scoreAnswer } from "./reward.js";
 import { describeSchema, type Schema } from "./schema.js";
@@ -197,11 +200,17 @@ export function createCrmEnv(options: CrmEnvOptions | EnvOptions = {}): Env<CrmT
     return { reward: rewards.score!, rewards, metadata: { judgedBy } };
   }
 
-  const reward = async (ctx: { task: CrmTask; completion: string; state: { judgedBy?: string } }) => {
+  const reward = async (ctx: {
+    task: CrmTask;
+    completion: string;
+    messages: Message[];
+    state: { judgedBy?: string };
+  }) => {
     const { rewards, judgedBy } = await scoreAnswer({
       answer: ctx.task.groundTruth.answer,
       metric: ctx.task.groundTruth.reward_metric,
       completion: ctx.completion,
+      reply: replyMessages(ctx.messages),
       question: ctx.task.prompt ?? "",
       judge,
       answerParser,
@@ -210,6 +219,10 @@ export function createCrmEnv(options: CrmEnvOptions | EnvOptions = {}): Env<CrmT
     ctx.state.judgedBy = judgedBy;
     return rewards;
   };
+
+  /** Why a rollout scored what it did (results.jsonl `explain`, reports, `play`); never shown to the policy. */
+  const explainReward = (_rolloutId: string, messages: Message[], task: CrmTask) =>
+    explainCrmReward(messages, task, judge ? `llm:${judge.options.model}` : "heuristic");
 
   const backend = str(o.backend) ?? "embedded";
   if (backend === "live") {
@@ -237,6 +250,7 @@ export function createCrmEnv(options: CrmEnvOptions | EnvOptions = {}): Env<CrmT
         return opts.limit !== undefined ? tasks.slice(0, opts.limit) : tasks;
       },
       scoreCase,
+      explainReward,
       rolloutMetadata: (_id, state) => ({ judgedBy: state.judgedBy, backend: "live" }),
     });
   }
@@ -263,7 +277,7 @@ export function createCrmEnv(options: CrmEnvOptions | EnvOptions = {}): Env<CrmT
     releaseState: (state) => state.session.release(),
     reward,
     rewardWeights: { score: 1 },
-    // the reward reads the final answer only (a judge or answer parser, when configured, sees that text)
+    // the reward reads the conversation only: exact/fuzzy the final answer, privacy_rejection every assistant message
     rewardReads: "conversation",
     passThreshold: 1,
     parseActions: executeToolCalls,
@@ -293,6 +307,7 @@ export function createCrmEnv(options: CrmEnvOptions | EnvOptions = {}): Env<CrmT
     },
     referencePolicy: () => crmReferencePolicy(getFixtures),
     scoreCase,
+    explainReward,
     rolloutMetadata: (_id, state) => ({
       judgedBy: state.judgedBy,
       privateCopy: state.session.isPrivate,
