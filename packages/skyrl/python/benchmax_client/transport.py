@@ -90,13 +90,17 @@ class EndpointHealth:
         self._lock = threading.Lock()
         self.down: Dict[str, float] = {}
         self.dead: Dict[str, float] = {}
+        #: why an endpoint was last marked (the error text)
+        self.why: Dict[str, str] = {}
 
-    def mark(self, endpoint: str, for_s: float, dead: bool) -> None:
+    def mark(self, endpoint: str, for_s: float, dead: bool, why: str = "") -> None:
         with self._lock:
             until = time.monotonic() + for_s
             self.down[endpoint] = max(until, self.down.get(endpoint, 0.0))
             if dead:
                 self.dead[endpoint] = max(until, self.dead.get(endpoint, 0.0))
+            if why:
+                self.why[endpoint] = why
 
     def clear(self, endpoint: str) -> None:
         with self._lock:
@@ -313,9 +317,9 @@ class BenchmaxClient:
         with self._lock:
             self._idle.setdefault(endpoint, []).append(conn)
 
-    def _mark_down(self, endpoint: str, dead: bool = False) -> None:
+    def _mark_down(self, endpoint: str, dead: bool = False, why: str = "") -> None:
         """No new rollouts on `endpoint` for `down_s`; `dead` (refused or hung): no calls at all meanwhile."""
-        self.health.mark(endpoint, self.down_s, dead)
+        self.health.mark(endpoint, self.down_s, dead, why)
         if dead:
             with self._lock:
                 for c in self._idle.pop(endpoint, []):
@@ -387,7 +391,7 @@ class BenchmaxClient:
             except (ConnectionRefusedError, ServerHung, TimeoutError) as e:
                 last = "%s: %s" % (type(e).__name__, e)
                 # past the deadline: gone if its /health is silent too (else only this call was slow)
-                self._mark_down(endpoint, dead=not isinstance(e, TimeoutError) or not self.alive(endpoint))
+                self._mark_down(endpoint, not isinstance(e, TimeoutError) or not self.alive(endpoint), last)
                 if fail_fast:
                     raise _Lost("%s %s on %s: %s" % (method, path, endpoint, last))
                 continue
@@ -517,12 +521,12 @@ class BenchmaxClient:
             if self.health.was_dead(ep) and not self._is_dead(ep):
                 # it was gone: a cheap /health first (a restarted server is back at once, a hung one costs 2 s)
                 if not self.alive(ep):
-                    self._mark_down(ep, dead=True)
+                    self._mark_down(ep, True, "/health silent")
                     errors.append("%s: /health silent" % ep)
                     continue
                 self.health.clear(ep)
             elif self._is_dead(ep):
-                errors.append("%s: gone moments ago" % ep)
+                errors.append("%s: gone moments ago (%s)" % (ep, self.health.why.get(ep, "")))
                 continue
             try:
                 status, res, rh = self._send(ep, "POST", path, body, idempotent=False, fail_fast=True, probe=True)
@@ -562,7 +566,7 @@ class BenchmaxClient:
         path = "/v1/rollouts/%s/%s" % (quote(r.rollout_id, safe=""), action)
         fail_fast = self.migrate and r.log is not None
         if fail_fast and self._is_dead(r.endpoint):
-            raise _Lost("%s refused a connection or hung moments ago" % r.endpoint)
+            raise _Lost("%s is gone (%s)" % (r.endpoint, self.health.why.get(r.endpoint, "")))
         try:
             status, res, rh = self._send(
                 r.endpoint, "POST", path, body, {"x-rollout-token": r.token}, idempotent, fail_fast, probe=fail_fast
