@@ -1,9 +1,9 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
 import { kubernetesRelease, validateManifest } from "./deploy-k8s-schema.js";
 import { validateSkypilotTask } from "./deploy-skypilot-schema.js";
@@ -16,7 +16,10 @@ import { validateSkypilotTask } from "./deploy-skypilot-schema.js";
  * - the SkyPilot task against a closed task schema written here from SkyPilot's own validator, `sky/utils/schemas.py`
  *   and `sky/task.py` in its Python package (deploy-skypilot-schema.ts names the commits read);
  * - the security properties the issue asks for: a required token, non-root, read-only root filesystem, a
- *   NetworkPolicy admitting only the trainer, pinned image versions, and the rollout API the SkyRL shim uses.
+ *   NetworkPolicy admitting only the trainer (and Prometheus on the rollout port), pinned image versions, and the
+ *   rollout API the SkyRL shim uses;
+ * - drain (issue 36): the grace each server gets, the time Kubernetes leaves it before SIGKILL, the budget that paces
+ *   evictions, /metrics where Prometheus looks, and the SkyPilot run scripts passing SIGTERM on to the servers.
  */
 const deploy = fileURLToPath(new URL("../../../deploy/", import.meta.url));
 const read = (p: string) => readFileSync(join(deploy, p), "utf8");
@@ -68,13 +71,23 @@ describe("strict Kubernetes schemas (release-1.36)", () => {
   });
 });
 
+/** How long `close()` waits for requests in flight after a drain (serveEnv's `drainTimeoutMs` default), in seconds. */
+const CLOSE_WAIT_S = 10;
+
 describe("deploy/k8s", () => {
-  const objects = ["deployment.yaml", "service.yaml", "networkpolicy.yaml"].flatMap((f) => docsOf(`k8s/${f}`));
+  const objects = ["deployment.yaml", "service.yaml", "networkpolicy.yaml", "pdb.yaml"].flatMap((f) =>
+    docsOf(`k8s/${f}`),
+  );
   const dep = objects.find((o) => o.kind === "Deployment");
   const pod = dep.spec.template.spec;
 
   it("every object validates strictly against the Kubernetes 1.36 schemas", async () => {
-    expect(objects.map((o) => o.kind).sort()).toEqual(["Deployment", "NetworkPolicy", "Service"]);
+    expect(objects.map((o) => o.kind).sort()).toEqual([
+      "Deployment",
+      "NetworkPolicy",
+      "PodDisruptionBudget",
+      "Service",
+    ]);
     for (const o of objects) expect(await validateManifest(o), `${o.kind}/${o.metadata.name}`).toEqual([]);
   });
 
@@ -99,7 +112,7 @@ describe("deploy/k8s", () => {
       expect(c.readinessProbe.httpGet.path).toBe("/health");
     }
     const kust = parse(read("k8s/kustomization.yaml"));
-    expect(kust.resources).toEqual(["deployment.yaml", "service.yaml", "networkpolicy.yaml"]);
+    expect(kust.resources).toEqual(["deployment.yaml", "service.yaml", "networkpolicy.yaml", "pdb.yaml"]);
     expect(kust.secretGenerator).toEqual([
       { name: "benchmax-env-server-token", files: ["token=token.txt"], options: { disableNameSuffixHash: true } },
     ]);
@@ -125,15 +138,55 @@ describe("deploy/k8s", () => {
     expect(svc.spec.ports.map((p: { targetPort: string }) => p.targetPort)).toEqual(["rollout", "mcp"]);
   });
 
-  it("the NetworkPolicy admits only the trainer's pods, on the two server ports", () => {
+  it("the NetworkPolicy admits the trainer's pods on the two server ports, and Prometheus on the rollout port only", () => {
     const np = objects.find((o) => o.kind === "NetworkPolicy");
     expect(np.spec.podSelector.matchLabels).toEqual(dep.spec.template.metadata.labels);
     expect(np.spec.policyTypes).toEqual(["Ingress"]);
-    expect(np.spec.ingress).toHaveLength(1);
+    expect(np.spec.ingress).toHaveLength(2);
     expect(np.spec.ingress[0].from).toEqual([
       { podSelector: { matchLabels: { "app.kubernetes.io/component": "benchmax-trainer" } } },
     ]);
     expect(np.spec.ingress[0].ports.map((p: { port: number }) => p.port)).toEqual([8000, 8080]);
+    // one peer holding both selectors: Prometheus pods in that namespace only (two peers would admit either)
+    expect(np.spec.ingress[1].from).toEqual([
+      {
+        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } },
+        podSelector: { matchLabels: { "app.kubernetes.io/name": "prometheus" } },
+      },
+    ]);
+    expect(np.spec.ingress[1].ports).toEqual([{ protocol: "TCP", port: 8000 }]);
+  });
+
+  it("drain: the grace reaches the server, and Kubernetes waits for the drain and the close before SIGKILL", () => {
+    const [rollout, mcp] = pod.containers;
+    const grace = Number(rollout.env.find((e: { name: string }) => e.name === "BENCHMAX_DRAIN_GRACE").value);
+    expect(grace).toBeGreaterThan(0);
+    expect(mcp.env.some((e: { name: string }) => e.name === "BENCHMAX_DRAIN_GRACE")).toBe(false);
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(grace + CLOSE_WAIT_S);
+    // no preStop: the draining server refuses new rollouts itself; a sleep would keep the door open longer
+    for (const c of pod.containers) expect(c.lifecycle).toBeUndefined();
+    // a drain outside a pod deletion (which stops liveness probes) is not cut short by a liveness restart: the
+    // probe's failures, periodSeconds apart, span more than the drain and the close
+    const live = rollout.livenessProbe;
+    expect(live.periodSeconds * (live.failureThreshold - 1)).toBeGreaterThan(grace + CLOSE_WAIT_S);
+  });
+
+  it("a PodDisruptionBudget paces evictions one pod at a time, selecting the Deployment's pods", () => {
+    const pdb = objects.find((o) => o.kind === "PodDisruptionBudget");
+    expect(pdb.spec.selector.matchLabels).toEqual(dep.spec.selector.matchLabels);
+    expect(pdb.spec.selector.matchLabels).toEqual(dep.spec.template.metadata.labels);
+    expect(pdb.spec.maxUnavailable).toBe(1);
+    expect(pdb.spec.minAvailable).toBeUndefined();
+    expect(dep.spec.replicas).toBeGreaterThan(pdb.spec.maxUnavailable);
+  });
+
+  it("Prometheus finds /metrics on the rollout port through the pod annotations, on a path with no query", () => {
+    const a = dep.spec.template.metadata.annotations;
+    expect(a["prometheus.io/scrape"]).toBe("true");
+    expect(Number(a["prometheus.io/port"])).toBe(pod.containers[0].ports[0].containerPort);
+    // a query in the path annotation would not reach the server as one: the server answers Prometheus' Accept
+    // header with the text format on plain /metrics (packages/server drain.test.ts)
+    expect(a["prometheus.io/path"]).toBe("/metrics");
   });
 });
 
@@ -199,6 +252,13 @@ describe("deploy/docker", () => {
       expect(rollout.stdout).toBe("benchmax serve math --host 0.0.0.0 --port 8000 --log-level info\n");
       const mcp = run({ BENCHMAX_TOKEN: "t", BENCHMAX_MODE: "mcp", BENCHMAX_PORT: "8081" });
       expect(mcp.stdout).toBe("benchmax serve math --mcp --host 0.0.0.0 --port 8081 --log-level info\n");
+      // the drain grace reaches the rollout server; an MCP server closes at once and takes no such flag
+      expect(run({ BENCHMAX_TOKEN: "t", BENCHMAX_DRAIN_GRACE: "30" }).stdout).toBe(
+        "benchmax serve math --host 0.0.0.0 --port 8000 --drain-grace 30 --log-level info\n",
+      );
+      expect(run({ BENCHMAX_TOKEN: "t", BENCHMAX_MODE: "mcp", BENCHMAX_DRAIN_GRACE: "30" }).stdout).toBe(
+        "benchmax serve math --mcp --host 0.0.0.0 --port 8080 --log-level info\n",
+      );
       const bad = run({ BENCHMAX_TOKEN: "t", BENCHMAX_MODE: "both" });
       expect(bad.status).toBe(64);
       expect(bad.stderr).toMatch(/BENCHMAX_MODE must be rollout or mcp, got both/);
@@ -233,4 +293,102 @@ describe("deploy/skypilot", () => {
     expect(task.run).toMatch(/BENCHMAX_ROLLOUT_ENDPOINT/);
     expect(task.setup).toBeUndefined();
   });
+});
+
+describe("deploy/skypilot: spot, as a managed job", () => {
+  const task = parse(read("skypilot/env-servers-spot.yaml"));
+  const base = parse(read("skypilot/env-servers.yaml"));
+
+  it("validates against the closed SkyPilot task schema; a misspelled recovery field is refused by path", () => {
+    expect(validateSkypilotTask(task)).toEqual([]);
+    expect(validateSkypilotTask({ ...task, resources: { ...task.resources, spot: true } })).toEqual([
+      "/resources/spot: unknown field",
+    ]);
+    const typo = structuredClone(task);
+    typo.resources.job_recovery = { strategy: "EAGER_NEXT_REGION", max_restart_on_errors: 3 };
+    expect(validateSkypilotTask(typo)).toContain("/resources/job_recovery/max_restart_on_errors: unknown field");
+  });
+
+  it("runs on spot instances with job recovery, the same servers as env-servers.yaml, and a drain grace", () => {
+    expect(task.resources.use_spot).toBe(true);
+    expect(task.resources.job_recovery).toEqual({ strategy: "EAGER_NEXT_REGION", max_restarts_on_errors: 3 });
+    // SkyPilot's strategies (its task-YAML reference, resources.job_recovery)
+    expect(["FAILOVER", "EAGER_NEXT_REGION"]).toContain(task.resources.job_recovery.strategy);
+    expect(task.secrets).toEqual({ BENCHMAX_TOKEN: null });
+    expect(task.resources.image_id).toBe(base.resources.image_id);
+    expect(task.resources.ports).toBeUndefined();
+    // the same servers and endpoint lines as env-servers.yaml (which @benchmax/mcp generates), plus the drain
+    for (const line of base.run
+      .split("\n")
+      .filter((l: string) => /BENCHMAX_TOKEN is required|echo "BENCHMAX_/.test(l))) {
+      expect(task.run).toContain(line);
+    }
+    expect(task.run).toMatch(
+      /benchmax serve "\$BENCHMAX_ENV" --host 0\.0\.0\.0 --port "\$ROLLOUT_PORT" --drain-grace "\$DRAIN_GRACE_S" &/,
+    );
+    expect(task.run).toMatch(/benchmax serve "\$BENCHMAX_ENV" --mcp --host 0\.0\.0\.0 --port "\$PORT" &/);
+    // under a preemption notice of about 30 s (GCP's for spot VMs)
+    expect(task.envs.DRAIN_GRACE_S).toBeGreaterThan(0);
+    expect(task.envs.DRAIN_GRACE_S).toBeLessThan(30);
+    const { DRAIN_GRACE_S: _spotGrace, ...spotEnvs } = task.envs;
+    const { DRAIN_GRACE_S: _grace, ...baseEnvs } = base.envs;
+    expect(spotEnvs).toEqual(baseEnvs);
+  });
+});
+
+describe("deploy/skypilot run script: a SIGTERM reaches every server", { timeout: 60_000 }, () => {
+  /**
+   * The task's `run` under bash with a stand-in `benchmax` that logs its arguments and the SIGTERM it gets. Waits are
+   * on the log's contents and the script's exit, never on a clock.
+   */
+  it.each(["env-servers-spot.yaml"])(
+    "%s: SIGTERM drains the rollout server, stops the MCP servers, exits 143",
+    async (file) => {
+      const task = parse(read(`skypilot/${file}`));
+      const dir = mkdtempSync(join(tmpdir(), "benchmax-run-"));
+      try {
+        const log = join(dir, "log");
+        writeFileSync(log, "");
+        writeFileSync(
+          join(dir, "benchmax"),
+          '#!/bin/sh\necho "start $*" >> "$LOG"\ntrap \'echo "TERM $*" >> "$LOG"; exit 0\' TERM\nwhile :; do sleep 1 & wait $!; done\n',
+          { mode: 0o755 },
+        );
+        const script = join(dir, "run.sh");
+        writeFileSync(script, task.run);
+        const proc = spawn("bash", [script], {
+          env: {
+            PATH: `${dir}:/usr/bin:/bin`,
+            LOG: log,
+            BENCHMAX_TOKEN: "t",
+            SKYPILOT_NODE_IPS: "10.0.0.1\n10.0.0.2",
+            SKYPILOT_NODE_RANK: "1",
+            ...Object.fromEntries(Object.entries(task.envs).map(([k, v]) => [k, String(v)])),
+          },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let out = "";
+        proc.stdout!.on("data", (d) => (out += d));
+        const exited = new Promise<number | null>((resolve) => proc.on("exit", (code) => resolve(code)));
+        const servers = 1 + Number(task.envs.SERVERS_PER_NODE);
+        const lines = (kind: string) =>
+          readFileSync(log, "utf8")
+            .split("\n")
+            .filter((l) => l.startsWith(`${kind} `));
+        await vi.waitFor(() => expect(lines("start")).toHaveLength(servers), { timeout: 30_000, interval: 20 });
+        proc.kill("SIGTERM");
+        expect(await exited).toBe(143);
+        const grace = String(task.envs.DRAIN_GRACE_S);
+        expect(lines("start")).toContain(`start serve math --host 0.0.0.0 --port 8000 --drain-grace ${grace}`);
+        expect(lines("TERM").sort()).toEqual(
+          lines("start")
+            .map((l) => l.replace(/^start/, "TERM"))
+            .sort(),
+        );
+        expect(out).toContain("BENCHMAX_ROLLOUT_ENDPOINT http://10.0.0.2:8000");
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
