@@ -43,13 +43,28 @@ describe("--resume checks the rows it keeps (issue 27)", () => {
     writeFileSync(path, [...rows, stranger].map((r) => `${JSON.stringify(r)}\n`).join(""));
     const a = cli(["eval", "math", "--limit", "5", "--out", out, "--resume", "--json"]);
     expect(a.code).toBe(1);
-    expect(a.stderr).toMatch(/row 6: rollout "other-task#0" is not one of this run's tasks × group 1/);
+    expect(a.stderr).toContain(`${path}:6: rollout "other-task#0" is not one of this run's tasks × group 1`);
     // a hand-edited reward
     const forged = rows.map((r, i) => (i === 1 ? { ...r, reward: 1e9 } : r));
     writeFileSync(path, forged.map((r) => `${JSON.stringify(r)}\n`).join(""));
     const b = cli(["eval", "math", "--limit", "5", "--out", out, "--resume", "--json"]);
     expect(b.code).toBe(1);
-    expect(b.stderr).toMatch(/row 2: reward 1000000000 is not what the env's weights make of its components/);
+    expect(b.stderr).toContain(`${path}:2: reward 1000000000 is outside [0, 1], the range this env's weights allow`);
+    // issue 41: a forged reward whose components agree with it (the mean was 200000000.8)
+    const agreeing = rows.map((r, i) =>
+      i === 1 ? { ...r, reward: 1e9, rewards: Object.fromEntries(Object.keys(r.rewards).map((k) => [k, 1e9])) } : r,
+    );
+    writeFileSync(path, agreeing.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    const b2 = cli(["eval", "math", "--limit", "5", "--out", out, "--resume", "--json"]);
+    expect(b2.code).toBe(1);
+    expect(b2.stderr).toMatch(/results\.jsonl:2: reward component \w+ = 1000000000 is outside \[0, 1\]/);
+    expect(b2.stdout).not.toContain("200000000");
+    // a row whose rollout id is this dataset's but whose task id is another
+    const swapped = rows.map((r, i) => (i === 3 ? { ...r, taskId: rows[0].taskId } : r));
+    writeFileSync(path, swapped.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    const b3 = cli(["eval", "math", "--limit", "5", "--out", out, "--resume", "--json"]);
+    expect(b3.code).toBe(1);
+    expect(b3.stderr).toContain(`${path}:4: rollout "${rows[3].rolloutId}" names task "${rows[0].taskId}"`);
     // the run's own rows resume
     writeFileSync(path, rows.map((r) => `${JSON.stringify(r)}\n`).join(""));
     const c = cli(["eval", "math", "--limit", "5", "--out", out, "--resume", "--json"]);

@@ -30,6 +30,8 @@ export interface DefineEnvConfig<T extends Task, S> {
   reward: Rubric<T, S> | ((ctx: RewardContext<T, S>) => RewardComponents | Promise<RewardComponents>);
   rewardWeights?: Record<string, number>;
   passThreshold?: number;
+  /** The range every reward component lies in (default [0, 1]): see `Env.rewardComponentRange`. */
+  rewardComponentRange?: readonly [number, number];
   computeGroupReward?(group: GroupMember<T>[]): Promise<RewardComponents[]>;
   /** Time limit per tool call (ms) → a tool error the model sees. Default 30 s. */
   toolTimeoutMs?: number;
@@ -73,6 +75,9 @@ export function defineEnv<T extends Task = Task, S = Record<string, never>>(cfg:
   const slots = new Map<string, Slot<T, S>>();
   const rubric = cfg.reward instanceof Rubric ? cfg.reward : undefined;
   const weights = cfg.rewardWeights ?? rubric?.weights ?? {};
+  const range = cfg.rewardComponentRange;
+  if (range && !(Number.isFinite(range[0]) && Number.isFinite(range[1]) && range[0] <= range[1]))
+    throw new Error(`defineEnv(${cfg.name}): rewardComponentRange must be [min, max] with finite min ≤ max`);
   const defaultTimeout = cfg.toolTimeoutMs ?? 30_000;
   const defaultMaxOut = cfg.maxOutputChars ?? 20_000;
   const toolNames = () => [...tools.keys()].join(", ") || "(none)";
@@ -135,6 +140,7 @@ export function defineEnv<T extends Task = Task, S = Record<string, never>>(cfg:
     systemPrompt: cfg.systemPrompt,
     rewardWeights: weights,
     passThreshold: cfg.passThreshold,
+    ...(cfg.rewardComponentRange ? { rewardComponentRange: cfg.rewardComponentRange } : {}),
     listTools: () => specs,
 
     async init(rolloutId, task) {

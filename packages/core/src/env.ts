@@ -86,6 +86,11 @@ export interface Env<T extends Task = Task> {
   readonly rewardWeights: Record<string, number>;
   /** A rollout passes when its reward is at least this (default 1). */
   readonly passThreshold?: number;
+  /**
+   * The range every reward component lies in (default [0, 1]). `--resume` refuses stored rows whose components, or
+   * whose reward (given `rewardWeights`), fall outside it.
+   */
+  readonly rewardComponentRange?: readonly [number, number];
   /** Free per-rollout state. Idempotent. */
   release(rolloutId: string): Promise<void>;
   /** Free everything (servers, pools, temp dirs). */

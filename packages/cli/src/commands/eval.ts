@@ -248,7 +248,7 @@ async function evalOne(spec: string, flags: EvalFlags, outDir: string, signal: A
       oracle,
       config,
     };
-    if (flags.resume) rd.checkResume(identity, tasks, flags.group, env.rewardWeights ?? {});
+    if (flags.resume) rd.checkResume(identity, tasks, flags.group, env.rewardWeights ?? {}, env.rewardComponentRange);
     else if (flags.force) RunDir.create(outDir, { force: true });
     rd.writeIdentity(identity);
     const resultsPath = rd.resultsPath;

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli, cliAsync, lines, root, spawnCli, tmp } from "../../test/harness.js";
@@ -150,6 +150,56 @@ describe("benchmax rescore", () => {
     const r = cli(["rescore", rec, "--out", join(dir, "new")]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("rescored 2 rollouts of excel (0 changed");
+  });
+
+  // issue 41: rescore imported the module run.json's `env` named, so a run dir someone handed you ran its code
+  it("never imports a module a run dir names: a path in run.json is refused, nothing is imported", {
+    timeout: 120_000,
+  }, () => {
+    const dir = tmp();
+    const run = join(dir, "run");
+    mkdirSync(run);
+    const marker = join(dir, "pwned");
+    const evil = join(dir, "evil.mjs");
+    writeFileSync(
+      evil,
+      `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "imported");\nexport default { name: "evil", description: "", createEnv: () => { throw new Error("no"); } };\n`,
+    );
+    const row = {
+      taskId: "t",
+      rolloutId: "t#0",
+      outcome: "completed",
+      reward: 1,
+      rewards: { correct: 1 },
+      messages: [],
+    };
+    writeFileSync(join(run, "results.jsonl"), `${JSON.stringify(row)}\n`);
+    for (const name of [
+      evil,
+      "./evil.mjs",
+      "../evil.mjs",
+      `file://${evil}`,
+      "@evil/env-x",
+      "@benchmax/env-../../evil",
+    ]) {
+      writeFileSync(join(run, "run.json"), JSON.stringify({ env: name, policy: "reference", dataset: "fixtures" }));
+      const r = cli(["rescore", run, "--out", join(dir, "new")], { cwd: dir });
+      expect(r.code, name).toBe(1);
+      expect(r.stderr).toContain(`names the env ${JSON.stringify(name)}, which is not an env package name`);
+      expect(r.stderr).toContain("pass it yourself: --env <name|path>");
+      expect(existsSync(marker), name).toBe(false);
+      expect(existsSync(join(dir, "new"))).toBe(false);
+    }
+    // a name is looked up as an installed package only (no file of that name is imported either)
+    writeFileSync(join(run, "run.json"), JSON.stringify({ env: "evil.mjs", policy: "reference", dataset: "fixtures" }));
+    const byName = cli(["rescore", run, "--out", join(dir, "new")], { cwd: dir });
+    expect(byName.code).toBe(1);
+    expect(byName.stderr).toContain('unknown env "evil.mjs"');
+    expect(existsSync(marker)).toBe(false);
+    // the user can still name a path on the command line: then it is theirs to trust, and it is imported
+    const own = cli(["rescore", run, "--out", join(dir, "new"), "--env", evil], { cwd: dir });
+    expect(own.code).toBe(1);
+    expect(existsSync(marker)).toBe(true);
   });
 
   it("refuses a folder that is not a run", { timeout: 60_000 }, () => {

@@ -13,7 +13,7 @@ import { sha256Hex } from "./artifacts.js";
 import { datasetHash, type RunIdentity } from "./identity.js";
 import { rescoreRunDir } from "./rescore.js";
 import { resultRolloutId, rolloutIdOf } from "./rollout-id.js";
-import { RunDir } from "./run-dir.js";
+import { RunDir, rewardBounds } from "./run-dir.js";
 
 const dirs: string[] = [];
 function tmp(): string {
@@ -154,10 +154,65 @@ describe("RunDir: identity, resume, summary", () => {
     expect(() => rd.checkResume(identity({ policy: "other" }), tasks, 1, { correct: 1 })).toThrow(
       /different run \(policy writer → other\)/,
     );
-    expect(() => rd.checkResume(identity(), tasks.slice(0, 2), 1, { correct: 1 })).toThrow(/row 3: rollout "c#0"/);
-    const text = readFileSync(rd.resultsPath, "utf8").replace('"reward":0', '"reward":1');
+    expect(() => rd.checkResume(identity(), tasks.slice(0, 2), 1, { correct: 1 })).toThrow(
+      /results\.jsonl:3: rollout "c#0"/,
+    );
+    const good = readFileSync(rd.resultsPath, "utf8");
+    const text = good.replace('"reward":0', '"reward":1');
     writeFileSync(rd.resultsPath, text);
     expect(() => rd.checkResume(identity(), tasks, 1, { correct: 1 })).toThrow(/not what the env's weights make/);
+  });
+
+  // issue 41: a forged reward whose components agree with it (1e9 and {correct: 1e9}) passed the weights check
+  it("checkResume refuses components and rewards outside the env's range, naming file:line", async () => {
+    const rd = RunDir.create(join(tmp(), "run"));
+    rd.writeIdentity(identity());
+    await runMany(fileEnv(), tasks, writer, { resultsPath: rd.resultsPath });
+    const good = readFileSync(rd.resultsPath, "utf8");
+    const rows = good
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const write = (i: number, patch: Record<string, unknown>) =>
+      writeFileSync(
+        rd.resultsPath,
+        rows.map((r, j) => `${JSON.stringify(j === i ? { ...r, ...patch } : r)}\n`).join(""),
+      );
+    const check =
+      (weights: Record<string, number> = { correct: 1 }, range?: readonly [number, number]) =>
+      () =>
+        rd.checkResume(identity(), tasks, 1, weights, range);
+    write(1, { reward: 1e9, rewards: { correct: 1e9 } });
+    expect(check()).toThrow(`${rd.resultsPath}:2: reward component correct = 1000000000 is outside [0, 1]`);
+    write(2, { reward: -1, rewards: { correct: -1 } });
+    expect(check()).toThrow(/results\.jsonl:3: reward component correct = -1 is outside \[0, 1\]/);
+    // a component with no weight is held to the range too
+    write(0, { rewards: { ...rows[0].rewards, extra: 7 } });
+    expect(check()).toThrow(/results\.jsonl:1: reward component extra = 7 is outside/);
+    // with no weights the reward is the components' mean: within the range too
+    write(0, { reward: 0.5, rewards: { a: 0, b: 1 } });
+    expect(check({})).not.toThrow();
+    // the env's declared range: components in [-1, 2]
+    write(1, { reward: 2, rewards: { correct: 2 } });
+    expect(check({ correct: 1 }, [-1, 2])).not.toThrow();
+    write(1, { reward: 3, rewards: { correct: 3 } });
+    expect(check({ correct: 1 }, [-1, 2])).toThrow(/:2: reward component correct = 3 is outside \[-1, 2\]/);
+    // a reward outside the weights' range even when no component is (two weights, a reward written past their sum)
+    write(1, { reward: 3, rewards: { correct: 1 } });
+    expect(check({ correct: 1 })).toThrow(/:2: reward 3 is outside \[0, 1\], the range this env's weights allow/);
+    // a row whose task id is not the dataset's for its rollout id
+    write(0, { taskId: "b" });
+    expect(check()).toThrow(/results\.jsonl:1: rollout "a#0" names task "b", not "a"/);
+    writeFileSync(rd.resultsPath, good);
+    expect(check()).not.toThrow();
+  });
+
+  it("rewardBounds: the least and greatest reward weights make of components in a range", () => {
+    expect(rewardBounds({ a: 1 })).toEqual([0, 1]);
+    expect(rewardBounds({ a: 0.5, b: 0.5, c: 0 })).toEqual([0, 1]);
+    expect(rewardBounds({ a: 1, b: -0.5 })).toEqual([-0.5, 1]);
+    expect(rewardBounds({ a: 2 }, [-1, 2])).toEqual([-2, 4]);
+    expect(rewardBounds({}, [0, 1])).toEqual([0, 1]);
   });
 
   it("readSummary recomputes a killed run's summary from its last results and marks it incomplete", () => {

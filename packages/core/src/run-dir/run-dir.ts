@@ -12,6 +12,34 @@ import { type RunDirSummary, type RunIdentity, resumeMismatches } from "./identi
 import { forEachJsonLine, readJsonLines } from "./jsonl.js";
 import { resultRolloutId, rolloutIdOf } from "./rollout-id.js";
 
+/** The range of an env's reward components when it declares none (`Env.rewardComponentRange`). */
+export const DEFAULT_COMPONENT_RANGE: readonly [number, number] = [0, 1];
+
+/**
+ * The least and greatest reward `weights` can make of components within `range` (with no weights, the mean of the
+ * components: `range` itself).
+ */
+export function rewardBounds(
+  weights: Record<string, number>,
+  range: readonly [number, number] = DEFAULT_COMPONENT_RANGE,
+): [number, number] {
+  const [lo, hi] = range;
+  const ws = Object.values(weights);
+  if (ws.length === 0) return [lo, hi];
+  let min = 0;
+  let max = 0;
+  for (const w of ws) {
+    if (w >= 0) {
+      min += w * lo;
+      max += w * hi;
+    } else {
+      min += w * hi;
+      max += w * lo;
+    }
+  }
+  return [min, max];
+}
+
 /** The files that make a folder a benchmax run dir. */
 export const RUN_FILES = ["results.jsonl", "summary.json", "run.json", "report.html"] as const;
 
@@ -125,10 +153,19 @@ export class RunDir implements ArtifactStore {
 
   /**
    * Refuse a resume that would mix two runs: the identity in run.json must match `identity`, and every row of
-   * results.jsonl a resume keeps must be a rollout of one of `tasks` × `group` with a known outcome, finite
-   * components and the reward the env's `weights` make of them (a row from another run, a hand-edited reward).
+   * results.jsonl a resume keeps must be a rollout of one of `tasks` × `group` (its rollout id and task id both this
+   * dataset's), with a known outcome, finite components each within `componentRange` (the env's
+   * `rewardComponentRange`, default [0, 1]), a reward within the range the env's `weights` make of such components,
+   * and the reward the weights make of its own components. A row from another run, a hand-edited or forged reward
+   * (1e9) is refused with its file:line.
    */
-  checkResume(identity: RunIdentity, tasks: Task[], group: number, weights: Record<string, number>): void {
+  checkResume(
+    identity: RunIdentity,
+    tasks: Task[],
+    group: number,
+    weights: Record<string, number>,
+    componentRange: readonly [number, number] = DEFAULT_COMPONENT_RANGE,
+  ): void {
     if (!this.hasResults())
       throw new UsageError(`--resume: no results.jsonl in ${this.dir} (pass the run's --out dir)`);
     const prev = this.readIdentity();
@@ -140,20 +177,25 @@ export class RunDir implements ArtifactStore {
         );
       }
     }
+    const [lo, hi] = componentRange;
+    const [min, max] = rewardBounds(weights, componentRange);
+    const eps = (x: number) => 1e-9 * Math.max(1, Math.abs(x));
+    const fmt = (x: number) => String(Math.round(x * 1e9) / 1e9);
     const expected = new Map<string, string>();
     for (const t of tasks) for (let k = 0; k < group; k++) expected.set(rolloutIdOf(t.id, k), t.id);
     const path = this.resultsPath;
-    let i = 0;
+    let at = 0;
     const bad = (why: string) =>
       new UsageError(
-        `--resume: ${path} row ${i}: ${why}; it is not a rollout of this run (restore the file, or start afresh with --force)`,
+        `--resume: ${path}:${at}: ${why}; it is not a rollout of this run (restore the file, or start afresh with --force)`,
       );
-    forEachJsonLine(path, (value) => {
-      i++;
+    forEachJsonLine(path, (value, line) => {
+      at = line;
       const r = value as RolloutResult;
-      const taskId = expected.get(r?.rolloutId);
-      if (taskId === undefined) throw bad(`rollout "${r?.rolloutId}" is not one of this run's tasks × group ${group}`);
-      if (r.taskId !== taskId) throw bad(`rollout "${r.rolloutId}" names task "${r.taskId}"`);
+      if (r === null || typeof r !== "object" || Array.isArray(r)) throw bad("not a rollout result");
+      const taskId = expected.get(r.rolloutId);
+      if (taskId === undefined) throw bad(`rollout "${r.rolloutId}" is not one of this run's tasks × group ${group}`);
+      if (r.taskId !== taskId) throw bad(`rollout "${r.rolloutId}" names task "${r.taskId}", not "${taskId}"`);
       if (!OUTCOMES.includes(r.outcome)) throw bad(`unknown outcome "${String(r.outcome)}"`);
       if (r.reward === undefined && r.rewards === undefined) return;
       if (r.outcome === "env_error" || r.outcome === "infra_error")
@@ -161,17 +203,22 @@ export class RunDir implements ArtifactStore {
       if (typeof r.reward !== "number" || !Number.isFinite(r.reward))
         throw bad(`reward ${String(r.reward)} is not a finite number`);
       const comps = r.rewards ?? {};
+      if (comps === null || typeof comps !== "object" || Array.isArray(comps)) throw bad("rewards is not an object");
       for (const [k, v] of Object.entries(comps)) {
         if (typeof v !== "number" || !Number.isFinite(v))
           throw bad(`reward component ${k} = ${String(v)} is not finite`);
+        if (v < lo - eps(lo) || v > hi + eps(hi))
+          throw bad(`reward component ${k} = ${v} is outside [${lo}, ${hi}], the range of this env's components`);
       }
+      if (r.reward < min - eps(min) || r.reward > max + eps(max))
+        throw bad(`reward ${r.reward} is outside [${fmt(min)}, ${fmt(max)}], the range this env's weights allow`);
       let want: number;
       try {
         want = combineRewards(comps, weights);
       } catch (e) {
         throw bad((e as Error).message);
       }
-      if (Math.abs(want - r.reward) > 1e-9 * Math.max(1, Math.abs(want))) {
+      if (Math.abs(want - r.reward) > eps(want)) {
         throw bad(`reward ${r.reward} is not what the env's weights make of its components (${want})`);
       }
     });
