@@ -216,16 +216,24 @@ describe("EnvClient over /ws", () => {
     const own = await ask({ type: "step", data: { type: "call_tool", tool_name: "fail", arguments: {} } });
     expect(own.data.observation.error).toBeUndefined();
     expect(own.data.observation.result).toMatchObject({ is_error: true, data: "Error: it failed" });
+    // a model's bad call (an unknown tool, bad arguments) is a result it reads, as on POST /mcp and /v1: no `error`,
+    // which MCPToolClient raises on (bad-call-transports.test.ts holds the three wires equal)
     const unknown = await ask({ type: "step", data: { type: "call_tool", tool_name: "nope", arguments: {} } });
-    expect(unknown.data.observation.result).toBeNull();
-    expect(unknown.data.observation.error.error_type).toBe("tool_not_found");
     const badArgs = await ask({ type: "step", data: { type: "call_tool", tool_name: "add", arguments: { a: "x" } } });
-    expect(badArgs.data.observation.error.error_type).toBe("invalid_args");
     for (const o of [unknown, badArgs]) {
-      // ToolError(**obs["error"]) in MCPToolClient._parse_result: only these two fields, a known enum value
-      expect(Object.keys(o.data.observation.error).sort()).toEqual(["error_type", "message"]);
-      expect(TOOL_ERROR_TYPES).toContain(o.data.observation.error.error_type);
+      expect(o.data.observation.error).toBeUndefined();
+      expect(o.data.observation.result).toMatchObject({ is_error: true, meta: null, structured_content: null });
+      expect(o.data.observation.result.data).toMatch(/^Error: /);
+      expect(o.data.observation.result.content).toEqual([{ type: "text", text: o.data.observation.result.data }]);
     }
+    expect(unknown.data.observation.result.data).toContain('"nope"');
+    // a message action's tool_results still name each failed call's ToolErrorType beside its text
+    const msg = await ask({
+      type: "step",
+      data: { type: "message", content: '<tool_call>{"name": "nope", "arguments": {}}</tool_call>' },
+    });
+    expect(msg.data.observation.tool_results[0].error.error_type).toBe("tool_not_found");
+    expect(TOOL_ERROR_TYPES).toContain(msg.data.observation.tool_results[0].error.error_type);
   });
 
   it('answers {"type": "mcp"} JSON-RPC messages on the session', async () => {

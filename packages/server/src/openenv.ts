@@ -1,7 +1,7 @@
 import { type AssistantMessage, type Env, type Message, type ToolResult, textOf } from "@benchmax/core";
 import { type FinalState, failureOf, type RolloutService, type ServedRollout } from "./service/rollout-service.js";
 import { badRequest } from "./service/service-error.js";
-import { errorTypeOf, frameworkErrorOf, hasTool, observationResult } from "./tool-errors.js";
+import { errorTypeOf, frameworkErrorOf, observationResult } from "./tool-errors.js";
 
 /** OpenEnv's step/reset answer. */
 export interface StepResult {
@@ -81,8 +81,11 @@ export function listToolsResult(env: Env): StepResult {
 
 /**
  * OpenEnv's `CallToolObservation` for one call: `result` holds what the tool returned, its own errors included (as
- * FastMCP's serialized CallToolResult, which OpenEnv's MCP envs send); `error` is set only for a framework failure
- * typed with a `ToolErrorType` (unknown tool, bad arguments, timeout), as src/openenv/core/env_server/mcp_types.py
+ * FastMCP's serialized CallToolResult, which OpenEnv's MCP envs send). A model's bad call (an unknown tool,
+ * arguments the tool's schema refuses) is such a result too, `is_error` with the text the model reads: the same
+ * answer as a `tools/call` on `POST /mcp` and a `/v1/rollouts/:id/call` give (OpenEnv's MCPToolClient returns
+ * `result["data"]` for it on every wire; it raises on `error`). `error` is set only for a framework failure typed
+ * with a `ToolErrorType` (a timeout, or a type the env declares), as src/openenv/core/env_server/mcp_types.py
  * defines it.
  */
 export async function callToolObservation(
@@ -91,22 +94,11 @@ export async function callToolObservation(
   name: string,
   args: Record<string, unknown>,
 ): Promise<StepResult> {
-  if (!hasTool(service.env, name)) {
-    const names = service.env.listTools().map((t) => t.name);
-    return {
-      observation: {
-        tool_name: name,
-        result: null,
-        error: { error_type: "tool_not_found", message: `Tool '${name}' not found (tools: ${names.join(", ")})` },
-      },
-      reward: null,
-      done: false,
-    };
-  }
   const res = await service.callTool(r, { name, arguments: args });
   const kind = frameworkErrorOf(res);
-  const observation: Record<string, unknown> = { tool_name: name, result: kind ? null : observationResult(res) };
-  if (kind) observation.error = { error_type: kind, message: textOf(res.content) };
+  const framework = kind !== undefined && kind !== "invalid_args" && kind !== "tool_not_found";
+  const observation: Record<string, unknown> = { tool_name: name, result: framework ? null : observationResult(res) };
+  if (framework) observation.error = { error_type: kind, message: textOf(res.content) };
   return { observation, reward: null, done: false };
 }
 

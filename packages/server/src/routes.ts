@@ -136,9 +136,9 @@ export const ROUTE_LIST = [
     name: "tasks",
     method: "GET",
     path: "/v1/tasks",
-    summary: "Dataset tasks without gold data",
+    summary: "Dataset tasks without gold data (include=systemPrompt: each task's system prompt, no rollout made)",
     tag: "Rollout API",
-    query: { limit: z.number().int().min(0) },
+    query: { limit: z.number().int().min(0), include: z.enum(["systemPrompt"]) },
     responses: { "200": W.TasksBody },
   },
   {

@@ -388,10 +388,19 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     },
     tools: (_req, res) => send(res, 200, { tools: env.listTools(), openenv: openEnvTools(env) }),
     tasks: async (_req, res, _id, query) => {
-      const limit = Number(new URLSearchParams(query).get("limit") ?? Number.POSITIVE_INFINITY);
+      const q = new URLSearchParams(query);
+      const limit = Number(q.get("limit") ?? Number.POSITIVE_INFINITY);
+      // `include=systemPrompt`: each task's system prompt (without the tools section), read without a rollout
+      const withPrompt = q.getAll("include").some((v) => v.split(",").includes("systemPrompt"));
       const tasks = (await service.tasks()).slice(0, limit);
       // gold data stays on the server
-      send(res, 200, { tasks: tasks.map((t) => ({ id: t.id, prompt: t.prompt, messages: t.messages, meta: t.meta })) });
+      send(res, 200, {
+        tasks: tasks.map((t) => {
+          const row: Record<string, unknown> = { id: t.id, prompt: t.prompt, messages: t.messages, meta: t.meta };
+          if (withPrompt) row.systemPrompt = service.systemPrompt(t);
+          return row;
+        }),
+      });
     },
     openapi: (_req, res) => send(res, 200, openApiDocument(env, options.metadata?.version as string | undefined)),
     state: (req, res, _id, query) => {

@@ -123,7 +123,12 @@ export const SchemaBody = z.object({
 export const ToolsBody = z.object({ tools: z.array(z.unknown()), openenv: z.array(z.unknown()) });
 export const TasksBody = z.object({
   tasks: z.array(
-    z.object({ id: z.string(), prompt: z.string().optional(), messages: z.array(z.unknown()).optional() }),
+    z.object({
+      id: z.string(),
+      prompt: z.string().optional(),
+      messages: z.array(z.unknown()).optional(),
+      systemPrompt: z.string().optional(),
+    }),
   ),
 });
 export const AnyObject = z.record(z.string(), z.unknown());

@@ -29,20 +29,44 @@ def text_of(content: Any) -> str:
     return "" if content is None else json.dumps(content)
 
 
+def _getter(obj: Any) -> Any:
+    """`get(key)` on a dict, or attribute access on an object (a pydantic model, a dataclass, an SDK type)."""
+    if isinstance(obj, dict):
+        return obj.get
+    return lambda k, d=None: getattr(obj, k, d)
+
+
 def openai_tool_calls(calls: Any) -> Optional[List[Dict[str, Any]]]:
-    """Tool calls in the OpenAI shape the server takes (`arguments` a JSON string), from dicts whose arguments may be
-    objects (TRL's parse_response, verifiers) or strings."""
+    """Tool calls in the OpenAI shape the server takes (`{id, type: "function", function: {name, arguments}}`,
+    `arguments` a JSON string), from any of the shapes trainers hand over, as dicts or objects:
+
+    - OpenAI's nested `{id, type, function: {name, arguments}}` (TRL's parse_response, the cookbook's ToolCall);
+    - the flat `{id, name, arguments}` of verifiers' `ToolCall` (legacy/types.py and v1/types.py), which every
+      verifiers client builds (OpenAI chat/completions, Responses, Anthropic messages, renderer);
+    - Anthropic's `{id, name, input}` and OpenAI Responses' `{call_id, name, arguments}` items.
+
+    Arguments may be a JSON string or an object. A call without a name keeps an empty one: the server answers it
+    with a tool error the model reads."""
     if not calls:
         return None
     out = []
     for i, c in enumerate(calls):
-        get = c.get if isinstance(c, dict) else (lambda k, d=None, c=c: getattr(c, k, d))
-        fn = get("function") or {}
-        fget = fn.get if isinstance(fn, dict) else (lambda k, d=None, fn=fn: getattr(fn, k, d))
-        args = fget("arguments")
+        get = _getter(c)
+        fn = get("function")
+        if fn is not None:
+            fget = _getter(fn)
+            name, args = fget("name"), fget("arguments")
+        else:
+            name = get("name")
+            args = get("arguments")
+            if args is None:
+                args = get("input")
         if not isinstance(args, str):
+            if hasattr(args, "model_dump"):
+                args = args.model_dump()
             args = json.dumps(args if args is not None else {})
-        out.append({"id": get("id") or "call_%d" % i, "type": "function", "function": {"name": fget("name"), "arguments": args}})
+        cid = get("id") or get("call_id") or "call_%d" % i
+        out.append({"id": str(cid), "type": "function", "function": {"name": name if isinstance(name, str) else "", "arguments": args}})
     return out
 
 
@@ -69,18 +93,33 @@ def openai_messages(messages: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
     return out
 
 
+def tasks_with_prompts(client: BenchmaxClient, limit: Optional[int] = None) -> List[Dict[str, Any]]:
+    """The server's tasks (no gold data), each with `systemPrompt`: the env's own system prompt for it, without a
+    tools section. Read from `GET /v1/tasks?include=systemPrompt`, which creates no rollout. A server from before
+    that option answers without `systemPrompt`: then one short-lived rollout per task reads it."""
+    ep = client.endpoints[0]
+    path = "/v1/tasks?include=systemPrompt" + ("&limit=%d" % int(limit) if limit is not None else "")
+    status, res, _ = client.request(ep, "GET", path)
+    tasks = [dict(t) for t in client._check(status, res, "GET /v1/tasks", ep)["tasks"]]
+    for t in tasks:
+        if not isinstance(t.get("systemPrompt"), str):
+            probe = client.create_rollout(t["id"])
+            client.release(probe)
+            t["systemPrompt"] = probe.system_prompt or ""
+    return tasks
+
+
 def task_prompts(client: BenchmaxClient, limit: Optional[int] = None) -> List[Dict[str, Any]]:
-    """`[{task_id, prompt}]` for the server's tasks (no gold data): each task's messages, led by the env's own system
-    prompt for it (without a tools section: trainers render tools themselves). One short-lived rollout per task
-    reads that prompt, since it may depend on the task."""
+    """`[{task_id, prompt, system_prompt}]` for the server's tasks (no gold data): each task's messages, led by the
+    env's own system prompt for it (without a tools section: trainers render tools themselves). Reading them costs no
+    rollout (`tasks_with_prompts`)."""
     rows = []
-    for t in client.tasks(limit):
-        probe = client.create_rollout(t["id"])
-        client.release(probe)
+    for t in tasks_with_prompts(client, limit):
         msgs = [dict(m) for m in t.get("messages") or []] or [{"role": "user", "content": t.get("prompt") or ""}]
-        if probe.system_prompt and not any(m.get("role") == "system" for m in msgs):
-            msgs.insert(0, {"role": "system", "content": probe.system_prompt})
-        rows.append({"task_id": t["id"], "prompt": msgs})
+        system = t.get("systemPrompt") or ""
+        if system and not any(m.get("role") == "system" for m in msgs):
+            msgs.insert(0, {"role": "system", "content": system})
+        rows.append({"task_id": t["id"], "prompt": msgs, "system_prompt": system})
     return rows
 
 

@@ -1,4 +1,5 @@
-"""A benchmax env in TRL's GRPOTrainer, both ways it takes environments (trl/trainer/grpo_trainer.py):
+"""A benchmax env in TRL's GRPOTrainer, both ways it takes environments (huggingface/trl @ f2cd577,
+trl/trainer/grpo_trainer.py):
 
 - `environment_factory(url, token)`: a zero-argument factory for `GRPOTrainer(environment_factory=...)`. Each
   instance has the env's tools as methods (name, typed signature and a Google-style docstring built from the tool's
@@ -6,23 +7,31 @@
   row's `task_id` (or inline `task`). Tool calls run on the server (`call_tool`); a model's mistake comes back as
   the tool's readable error text. The reward comes from the env: pass `reward_func` (it receives `prompts`,
   `completions` and TRL's `environments`, and asks each episode's server to score prompt + completion).
-- `rollout_func(url, token, generate)`: for `GRPOTrainer(rollout_func=...)`. Each prompt's task is set up once and
-  forked into `num_generations` episodes; each episode runs turns of `generate` (your model call, returning token
-  ids and logprobs) and the server's episode engine, and ends scored. It returns TRL's `prompt_ids`,
-  `completion_ids`, `logprobs`, an `env_mask` (0 on tool-result tokens) and `env_reward`, which `env_reward_func`
-  hands to TRL as the reward. Token ids are never re-tokenized: a turn whose prompt ids do not extend the previous
-  prompt + completion ids is refused (re-tokenization drift).
+- `rollout_func(url, token, generate)`: for `GRPOTrainer(rollout_func=...)`. TRL passes one prompt per completion
+  slot, laid out by its `RepeatSampler` (each prompt `num_generations` times in a row); this returns one completion
+  per slot. Consecutive slots of one prompt form a group: its task is set up once and forked, one episode per slot.
+  Each episode runs turns of `generate` (your model call, returning token ids and logprobs) and the server's episode
+  engine, and ends scored. It returns TRL's `prompt_ids`, `completion_ids`, `logprobs`, an `env_mask` (0 on
+  tool-result tokens) and `env_reward`, which `env_reward_func` hands to TRL as the reward. Token ids are never
+  re-tokenized: a turn whose prompt ids do not extend the previous prompt + completion ids is refused
+  (re-tokenization drift).
 
-`dataset_rows(url, token)` gives `[{"prompt": [...], "task_id": ...}]` rows from the server's tasks (no gold data).
-Nothing here imports TRL.
+A failed sample (its rollout lost: `BenchmaxRolloutLost`, the server gone and the rollout not rebuilt elsewhere)
+gets the reward None, which TRL turns into NaN (`_calculate_rewards`, grpo_trainer.py L1662-1663, L1674): a
+completion every reward function left None is unscorable, kept out of its group's baseline and given advantage 0
+(`_generate_and_score_completions` L2676-2685, L2730). Never a 0. `rollout_func` also masks all of that sample's
+tokens (`env_mask` 0).
+
+`dataset_rows(url, token)` gives `[{"prompt": [...], "task_id": ...}]` rows from the server's tasks (no gold data;
+reading them creates no rollout). Nothing here imports TRL.
 """
 
 import inspect
 import typing
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .env import BenchmaxEnv, openai_messages, task_prompts, text_of
-from .transport import BenchmaxClient, BenchmaxError
+from .transport import BenchmaxClient, BenchmaxError, BenchmaxRolloutLost
 
 # transformers' get_json_schema (utils/chat_template_utils.py) maps int/float/str/bool, List[X] to an array and
 # anything else (dict) to an object: a bare `list` would come out as an object
@@ -77,22 +86,41 @@ class BenchmaxTRLEnv:
 
     def __init__(self, url: Any = None, token: Optional[str] = None, client: Optional[BenchmaxClient] = None):
         self._env = BenchmaxEnv(url, token, client=client)
+        #: the episode's rollout was lost (BenchmaxRolloutLost): the sample fails, its reward is None
+        self._lost: Optional[BenchmaxRolloutLost] = None
 
     def reset(self, task_id: Optional[str] = None, task: Optional[Dict[str, Any]] = None, **_row: Any) -> None:
         """Start an episode on the row's task (TRL passes the dataset row's fields). Returns None: the prompt comes
-        from the dataset."""
+        from the dataset. A rollout that could not be created anywhere (BenchmaxRolloutLost) fails this sample
+        only: its tool calls then raise (TRL shows the model the error) and its reward is None."""
         if task_id is None and task is None:
             raise BenchmaxError("the dataset row names no task: give it a task_id column (dataset_rows writes one)")
-        self._env.start(task_id, task)
+        self._lost = None
+        try:
+            self._env.start(task_id, task)
+        except BenchmaxRolloutLost as e:
+            self._lost = e
 
     def _call(self, name: str, arguments: Dict[str, Any]) -> str:
-        res = self._env.call_tool(name, arguments)
+        if self._lost is not None:
+            raise self._lost
+        try:
+            res = self._env.call_tool(name, arguments)
+        except BenchmaxRolloutLost as e:
+            self._lost = e
+            raise  # TRL's tool loop shows the model {"error": ...}; the sample's reward is None
         return text_of(res.get("content"))
 
-    def _score(self, messages: Sequence[Dict[str, Any]]) -> float:
-        """The env's reward for the conversation; the episode is released afterwards."""
+    def _score(self, messages: Sequence[Dict[str, Any]]) -> Optional[float]:
+        """The env's reward for the conversation (None: the rollout was lost); the episode is released."""
         try:
-            out = self._env.reward(openai_messages(messages))
+            if self._lost is not None:
+                return None
+            try:
+                out = self._env.reward(openai_messages(messages))
+            except BenchmaxRolloutLost as e:
+                self._lost = e
+                return None
         finally:
             self._env.release()
         reward = out.get("reward")
@@ -133,7 +161,7 @@ def _conversation(prompt: Any, completion: Any) -> List[Dict[str, Any]]:
 
 def reward_func(prompts: List[Any], completions: List[Any], environments: Optional[List[Any]] = None, **_kw: Any) -> List[Optional[float]]:
     """TRL reward function: each rollout's reward from its env server (prompt + completion, tool turns included).
-    Rows whose environment is not a benchmax env get None (TRL ignores them)."""
+    A lost rollout, and a row whose environment is not a benchmax env, get None (TRL: NaN, unscored)."""
     if environments is None:
         raise BenchmaxError("reward_func needs TRL's `environments` (use it with environment_factory)")
     out: List[Optional[float]] = []
@@ -145,11 +173,12 @@ def reward_func(prompts: List[Any], completions: List[Any], environments: Option
 reward_func.__name__ = "benchmax_reward"
 
 
-def env_reward_func(completions: List[Any], env_reward: Optional[List[float]] = None, **_kw: Any) -> List[float]:
-    """TRL reward function for `rollout_func`: the env's reward it recorded per completion."""
+def env_reward_func(completions: List[Any], env_reward: Optional[List[Optional[float]]] = None, **_kw: Any) -> List[Optional[float]]:
+    """TRL reward function for `rollout_func`: the env's reward it recorded per completion (None for a failed
+    sample, which TRL reads as NaN: unscored)."""
     if env_reward is None:
         raise BenchmaxError("env_reward_func needs the env_reward field (use it with benchmax_client.trl.rollout_func)")
-    return [float(r) for r in env_reward]
+    return [None if r is None else float(r) for r in env_reward]
 
 
 env_reward_func.__name__ = "benchmax_env_reward"
@@ -180,18 +209,26 @@ def rollout_func(
     max_turns: int = 10,
     num_generations: Optional[int] = None,
     task_of: Optional[Callable[[Any], str]] = None,
+    client: Optional[BenchmaxClient] = None,
 ) -> Callable[[List[Any], Any], Dict[str, List[Any]]]:
     """`GRPOTrainer(rollout_func=rollout_func(url, token, generate), reward_funcs=[env_reward_func])`.
 
     `generate(messages, tools)` is one model call on the conversation so far; it returns
     `{"prompt_ids", "completion_ids", "logprobs", "text"}` (e.g. vLLM's `prompt_token_ids`, `token_ids` and
     `logprobs`). `task_of(prompt)` names a prompt's task (default: the task whose prompt is the prompt's last user
-    message, from the server's /v1/tasks). `num_generations` defaults to the trainer's.
+    message, from the server's /v1/tasks).
+
+    The returned function gives one completion per prompt slot TRL passes. Consecutive slots holding the same prompt
+    (TRL's RepeatSampler repeats each prompt `num_generations` times in a row) are one group: one rollout created,
+    forked for the others. `num_generations` (default: the trainer's) caps a group, so two dataset rows with the
+    same prompt side by side stay two groups. `client`: a BenchmaxClient to use instead of one made from
+    `url` / `token`.
     """
     if generate is None:
         raise BenchmaxError("rollout_func needs generate(messages, tools) -> {prompt_ids, completion_ids, logprobs, text}")
-    client = BenchmaxClient(url, token=token)
+    client = client or BenchmaxClient(url, token=token)
     cache: Dict[str, str] = {}
+    tools_cache: List[List[Dict[str, Any]]] = []
 
     def default_task_of(prompt: Any) -> str:
         if not cache:
@@ -203,13 +240,19 @@ def rollout_func(
             raise BenchmaxError("no task of the env server has the prompt %r; pass task_of" % key[:80])
         return cache[key]
 
-    def one_episode(env: BenchmaxEnv, prompt_messages: List[Dict[str, Any]], tools: List[Dict[str, Any]]) -> Dict[str, Any]:
+    def one_episode(env: Optional[BenchmaxEnv], prompt_messages: List[Dict[str, Any]], tools: List[Dict[str, Any]]) -> Dict[str, Any]:
         messages = [dict(m) for m in prompt_messages]
         prompt_ids: Optional[List[int]] = None
         completion_ids: List[int] = []
         logprobs: List[float] = []
         mask: List[int] = []
         expected: Optional[List[int]] = None  # what the next prompt must start with
+
+        def result(reward: Optional[float]) -> Dict[str, Any]:
+            # a failed sample (reward None): every token masked, so it adds nothing to the loss
+            m = mask if reward is not None else [0] * len(mask)
+            return {"prompt_ids": prompt_ids or [], "completion_ids": completion_ids, "logprobs": logprobs, "env_mask": m, "reward": reward}
+
         for turn in range(max_turns):
             g = generate(messages, tools)
             p, c = list(g["prompt_ids"]), list(g["completion_ids"])
@@ -231,34 +274,63 @@ def rollout_func(
             mask += [1] * len(c)
             expected = p + c
             messages.append({"role": "assistant", "content": g.get("text") or ""})
-            out = env.step(g.get("text") or "")
+            if env is None:  # the group's rollout could not be made: one turn for the ids, then failed
+                return result(None)
+            try:
+                out = env.step(g.get("text") or "")
+            except BenchmaxRolloutLost:
+                return result(None)
             if out["done"]:
-                return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "logprobs": logprobs, "env_mask": mask, "reward": float(out["reward"])}
+                return result(float(out["reward"]))
             messages.extend(out["observation"].get("messages") or [])
         # the turn budget ran out with the episode live: score the conversation as it stands
-        score = env.reward(messages)
-        env.release()
-        return {"prompt_ids": prompt_ids or [], "completion_ids": completion_ids, "logprobs": logprobs, "env_mask": mask, "reward": float(score["reward"])}
+        try:
+            score = env.reward(messages) if env is not None else None
+        except BenchmaxRolloutLost:
+            score = None
+        return result(None if score is None else float(score["reward"]))
+
+    def groups_of(prompts: List[Any], cap: Optional[int]) -> List[Tuple[str, Any, List[int]]]:
+        """(task id, prompt, slot indexes): runs of consecutive slots with the same prompt, at most `cap` long."""
+        find = task_of or default_task_of
+        out: List[Tuple[str, Any, List[int]]] = []
+        for i, prompt in enumerate(prompts):
+            last = out[-1] if out else None
+            if last is not None and last[1] == prompt and (not cap or len(last[2]) < cap):
+                last[2].append(i)
+            else:
+                out.append((find(prompt), prompt, [i]))
+        return out
 
     def rollout(prompts: List[Any], trainer: Any = None) -> Dict[str, List[Any]]:
-        g = num_generations or getattr(trainer, "num_generations", None) or 1
-        find = task_of or default_task_of
-        out: Dict[str, List[Any]] = {"prompt_ids": [], "completion_ids": [], "logprobs": [], "env_mask": [], "env_reward": []}
-        for prompt in prompts:
-            first = BenchmaxEnv(client=client)
-            first.start(find(prompt), max_turns=max_turns)
-            group = [first] + (first.fork(g - 1) if g > 1 else [])
-            tools = first.tools
+        cap = num_generations or getattr(trainer, "num_generations", None)
+        slots: List[Optional[Dict[str, Any]]] = [None] * len(prompts)
+        for task_id, prompt, idx in groups_of(list(prompts), cap):
             pm = list(prompt) if isinstance(prompt, list) else [{"role": "user", "content": str(prompt)}]
+            group: List[Optional[BenchmaxEnv]] = []
             try:
-                for env in group:
-                    r = one_episode(env, pm, tools)
-                    for k in ("prompt_ids", "completion_ids", "logprobs", "env_mask"):
-                        out[k].append(r[k])
-                    out["env_reward"].append(r["reward"])
+                first = BenchmaxEnv(client=client)
+                try:
+                    first.start(task_id, max_turns=max_turns)
+                    group = [first] + (first.fork(len(idx) - 1) if len(idx) > 1 else [])
+                except BenchmaxRolloutLost:
+                    first.release()
+                    group = [None] * len(idx)  # no live server took the group: its samples fail
+                if not tools_cache:
+                    tools_cache.append(client.metadata().get("tools") or [])
+                tools = tools_cache[0]
+                for slot, env in zip(idx, group):
+                    slots[slot] = one_episode(env, pm, tools)
             finally:
                 for env in group:
-                    env.release()
+                    if env is not None:
+                        env.release()
+        out: Dict[str, List[Any]] = {"prompt_ids": [], "completion_ids": [], "logprobs": [], "env_mask": [], "env_reward": []}
+        for r in slots:
+            assert r is not None
+            for k in ("prompt_ids", "completion_ids", "logprobs", "env_mask"):
+                out[k].append(r[k])
+            out["env_reward"].append(r["reward"])
         return out
 
     return rollout

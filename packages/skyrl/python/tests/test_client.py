@@ -6,9 +6,52 @@ import os
 import unittest
 
 import benchmax_client
-from benchmax_client import AsyncBenchmaxEnv, BenchmaxEnv, BenchmaxEnvError, BenchmaxError, BenchmaxInfraError
+from benchmax_client import (
+    AsyncBenchmaxEnv,
+    BenchmaxClient,
+    BenchmaxEnv,
+    BenchmaxEnvError,
+    BenchmaxError,
+    BenchmaxInfraError,
+    openai_messages,
+    openai_tool_calls,
+)
+from benchmax_client.env import task_prompts, tasks_with_prompts
 
 from live import ENDPOINT, TOKEN, call, needs_server
+
+
+class ToolCallShapesTest(unittest.TestCase):
+    """Every shape a trainer hands over becomes the server's OpenAI tool call."""
+
+    def test_shapes(self):
+        class Obj:
+            def __init__(self, **kw):
+                self.__dict__.update(kw)
+
+        want = [{"id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}}]
+        for shape in (
+            {"id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}},  # OpenAI
+            {"id": "c1", "type": "function", "function": {"name": "add", "arguments": {"a": 1, "b": 2}}},  # TRL
+            Obj(id="c1", function=Obj(name="add", arguments='{"a": 1, "b": 2}')),  # the cookbook's ToolCall
+            {"id": "c1", "name": "add", "arguments": '{"a": 1, "b": 2}'},  # verifiers' ToolCall, dumped
+            Obj(id="c1", name="add", arguments='{"a": 1, "b": 2}'),  # verifiers' ToolCall
+            {"id": "c1", "name": "add", "input": {"a": 1, "b": 2}},  # Anthropic tool_use
+            {"call_id": "c1", "name": "add", "arguments": '{"a": 1, "b": 2}'},  # Responses function_call
+        ):
+            self.assertEqual(openai_tool_calls([shape]), want, shape)
+        # no id: a positional one; no name: an empty one (the server answers with a tool error the model reads)
+        self.assertEqual(openai_tool_calls([{"arguments": "{}"}]), [{"id": "call_0", "type": "function", "function": {"name": "", "arguments": "{}"}}])
+        self.assertIsNone(openai_tool_calls(None))
+
+    def test_reward_messages_from_flat_calls_are_valid(self):
+        msgs = openai_messages([
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "name": "add", "arguments": "{}"}]},
+            {"role": "tool", "content": "3"},
+        ])  # fmt: skip
+        self.assertEqual(msgs[1], {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "add", "arguments": "{}"}}]})
+        self.assertEqual(msgs[2], {"role": "tool", "content": "3", "tool_call_id": "c1"})
 
 
 @needs_server
@@ -80,8 +123,36 @@ class BenchmaxEnvTest(unittest.TestCase):
             (ENDPOINT, "wrong-token", "t1", BenchmaxInfraError),
             ("http://127.0.0.1:9", TOKEN, "t1", BenchmaxInfraError),
         ):
-            with BenchmaxEnv(url, token, retries=0) as env, self.assertRaises(error):
+            client = BenchmaxClient(url, token=token, retries=0)
+            client.migrate_timeout_s = 0.0  # no waiting for a server to come back
+            with BenchmaxEnv(client=client) as env, self.assertRaises(error):
                 env.reset(task_id=task)
+            client.close()
+
+    def test_reading_prompts_creates_no_rollout(self):
+        import json as _json
+        import urllib.request
+
+        def metrics():
+            req = urllib.request.Request(ENDPOINT + "/metrics", headers={"authorization": "Bearer " + TOKEN, "accept": "application/json"})
+            with urllib.request.urlopen(req, timeout=5) as r:
+                return _json.loads(r.read())
+
+        before = metrics()
+        client = BenchmaxClient(ENDPOINT, token=TOKEN)
+        rows = task_prompts(client)
+        tasks = tasks_with_prompts(client, limit=2)
+        after = metrics()
+        self.assertEqual(len(rows), 3)
+        self.assertEqual([t["systemPrompt"] for t in tasks], ["You add numbers. Answer in <answer></answer>."] * 2)
+        self.assertEqual(rows[0]["prompt"][0], {"role": "system", "content": "You add numbers. Answer in <answer></answer>."})
+        self.assertEqual(after["rolloutsCreated"], before["rolloutsCreated"])
+        self.assertEqual(after["activeRollouts"], before["activeRollouts"])
+        # the same system prompt a rollout gets
+        r = client.create_rollout("t1")
+        client.release(r)
+        self.assertEqual(r.system_prompt, tasks[0]["systemPrompt"])
+        client.close()
 
     def test_tasks_hold_no_gold(self):
         with BenchmaxEnv(ENDPOINT, TOKEN) as env:

@@ -298,3 +298,192 @@ def _bind():
 
 
 _bind()
+
+
+# -- the rollout_func path: RepeatSampler → _generate → _calculate_rewards ------------------------------------------
+#
+# Read from trl @ f2cd57710ae345ea6428ae95363267fcf38a3dc8:
+# - trl/trainer/utils.py RepeatSampler L695-788: each index of a batch of `batch_size` unique indices is yielded
+#   `mini_repeat_count` times in a row (GRPOTrainer._get_train_sampler L1264-1271: mini_repeat_count=num_generations,
+#   batch_size=generation_batch_size // num_generations).
+# - trl/trainer/grpo_trainer.py _generate L2143-2258: `output = self.rollout_func(prompts, self)`; the keys
+#   prompt_ids, completion_ids, logprobs are required, every other key is an extra field; `env_mask` is popped as the
+#   tool mask; completions are decoded per completion_ids entry; `ids[-1]` of every completion is read (L2238).
+# - _generate_and_score_completions L2660-2668: list extra fields are handed to input i by index; then
+#   _calculate_rewards L1612-1703: reward_func(prompts=, completions=, completion_ids=, **columns of the inputs);
+#   None becomes NaN (L1662-1663); one row per prompt slot.
+
+
+class RepeatSamplerReplica:
+    """trl.trainer.utils.RepeatSampler, unshuffled."""
+
+    def __init__(self, data_source, mini_repeat_count, batch_size=1, repeat_count=1, shuffle=False, seed=None):
+        self.n, self.mini, self.batch, self.repeat = len(data_source), mini_repeat_count, batch_size, repeat_count
+
+    def __iter__(self):
+        idx = list(range(self.n))
+        chunks = [idx[i : i + self.batch] for i in range(0, len(idx), self.batch)]
+        for chunk in (c for c in chunks if len(c) == self.batch):
+            for _ in range(self.repeat):
+                for i in chunk:
+                    for _ in range(self.mini):
+                        yield i
+
+
+def _generate_replica(self, prompts):
+    import copy
+
+    prompts = copy.deepcopy(prompts)
+    output = self.rollout_func(prompts, self)
+    missing = {"prompt_ids", "completion_ids", "logprobs"} - output.keys()
+    if missing:
+        raise ValueError(f"rollout_func must return keys {sorted(missing)} in its output dict.")
+    extra_fields = {k: v for k, v in output.items() if k not in {"prompt_ids", "completion_ids", "logprobs"}}
+    prompt_ids, completion_ids, logprobs = output["prompt_ids"], output["completion_ids"], output["logprobs"]
+    contents = self.processing_class.batch_decode(completion_ids, skip_special_tokens=True)
+    completions = [[{"role": "assistant", "content": c}] for c in contents]
+    tool_mask = extra_fields.pop("env_mask", None)
+    lengths = [sum(m) for m in tool_mask] if tool_mask is not None else [len(c) for c in completion_ids]
+    eos = [self._tokenizer.eos_token_id, self._tokenizer.pad_token_id]
+    is_truncated = [ids[-1] not in eos for ids in completion_ids]
+    self._metrics["train"]["completions/mean_length"].append(sum(lengths) / len(lengths))
+    self._metrics["train"]["completions/clipped_ratio"].append(sum(is_truncated) / len(is_truncated))
+    return prompt_ids, completion_ids, tool_mask, completions, logprobs, extra_fields, None, []
+
+
+def _calculate_rewards_replica(self, inputs, prompts, completions, completion_ids_list):
+    import math
+
+    keys = [k for k in inputs[0] if k not in ["prompt", "completion", "completion_ids"]]
+    kwargs = {k: [x[k] for x in inputs] for k in keys}
+    rows = [[0.0] * len(self.reward_funcs) for _ in prompts]
+    for i, f in enumerate(self.reward_funcs):
+        out = f(prompts=prompts, completions=completions, completion_ids=completion_ids_list, **kwargs)
+        for j, r in enumerate(out):
+            rows[j][i] = math.nan if r is None else float(r)
+    return rows
+
+
+def _numpy_torch():
+    """torch as _generate and _calculate_rewards use it, on numpy (TRL_CHECKOUT runs; the pyenv python has numpy)."""
+    import numpy as np
+
+    class Tensor(np.ndarray):
+        def all(self, dim=None, **kw):
+            return np.asarray(self).all(axis=dim).view(Tensor)
+
+        def any(self, dim=None, **kw):
+            return np.asarray(self).any(axis=dim).view(Tensor)
+
+        def sum(self, dim=None, **kw):
+            return np.asarray(self).sum(axis=dim).view(Tensor)
+
+        def mean(self, dim=None, **kw):
+            return np.asarray(self).mean(axis=dim).view(Tensor)
+
+        def min(self, *a, **kw):
+            return np.asarray(self).min().view(Tensor)
+
+        def max(self, *a, **kw):
+            return np.asarray(self).max().view(Tensor)
+
+        def float(self):
+            return np.asarray(self, dtype=np.float32).view(Tensor)
+
+        def nonzero(self, as_tuple=False):
+            return tuple(np.asarray(x).view(Tensor) for x in np.nonzero(np.asarray(self)))
+
+    def tensor(data, dtype=None, device=None):
+        return np.asarray(data, dtype=np.float32 if dtype == "float32" else None).view(Tensor)
+
+    def zeros(*shape, device=None, dtype=None):
+        return np.zeros(shape).view(Tensor)
+
+    torch = SimpleNamespace(
+        tensor=tensor, zeros=zeros, isnan=lambda t: np.isnan(np.asarray(t)).view(Tensor), nan=float("nan"),
+        float32="float32", nn=SimpleNamespace(Module=type("Module", (), {})),
+    )  # fmt: skip
+    return torch
+
+
+def trl_rollout_functions() -> SimpleNamespace:
+    """(RepeatSampler, _generate, _calculate_rewards, source): TRL's own from TRL_CHECKOUT, else the replicas."""
+    checkout = os.environ.get("TRL_CHECKOUT")
+    if not checkout:
+        return SimpleNamespace(RepeatSampler=RepeatSamplerReplica, generate=_generate_replica, calculate_rewards=_calculate_rewards_replica, source="replica")
+    import contextlib
+    import copy
+    import logging
+    import textwrap
+
+    torch = _numpy_torch()
+    ns: Dict[str, Any] = {
+        "torch": torch, "nn": torch.nn, "copy": copy, "inspect": inspect, "asyncio": asyncio,
+        "transformers": SimpleNamespace(__version__="4.57.0"), "Version": lambda v: tuple(int(x) for x in v.split(".")[:3]),
+        "profiling_context": lambda trainer, name: contextlib.nullcontext(), "gather": lambda t: t,
+        "logger": logging.getLogger("trl"), "Sampler": object, "Sized": object,
+        "apply_chat_template": None, "parse_response": None, "Any": Any,
+    }  # fmt: skip
+    for path, names, cls in (
+        (os.path.join(checkout, "trl", "data_utils.py"), ["is_conversational"], None),
+        (os.path.join(checkout, "trl", "trainer", "grpo_trainer.py"), ["_generate", "_calculate_rewards"], "GRPOTrainer"),
+    ):
+        for code in _extract(path, names, cls).values():
+            exec(compile(textwrap.dedent(code), path[len(checkout) + 1 :], "exec"), ns)
+    with open(os.path.join(checkout, "trl", "trainer", "utils.py"), encoding="utf-8") as f:
+        src = f.read()
+    node = next(n for n in ast.parse(src).body if isinstance(n, ast.ClassDef) and n.name == "RepeatSampler")
+    exec(compile(ast.get_source_segment(src, node), "trl/trainer/utils.py", "exec"), ns)
+    calc = ns["_calculate_rewards"]
+
+    def calculate_rewards(self, *a):
+        return [[float(x) for x in row] for row in calc(self, *a).tolist()]
+
+    return SimpleNamespace(RepeatSampler=ns["RepeatSampler"], generate=ns["_generate"], calculate_rewards=calculate_rewards, source=checkout)
+
+
+class RolloutFuncTrainer:
+    """The parts of GRPOTrainer a generation step with `rollout_func` runs: the sampler's slots, `_generate`, the
+    extra fields handed to the inputs, `_calculate_rewards`."""
+
+    def __init__(self, rollout_func, reward_funcs, num_generations, tokenizer=None):
+        from collections import defaultdict
+
+        self.fns = trl_rollout_functions()
+        self.rollout_func = rollout_func
+        self.reward_funcs = list(reward_funcs)
+        self.reward_processing_classes = [None] * len(self.reward_funcs)
+        self.reward_func_names = [f.__name__ for f in self.reward_funcs]
+        self.num_generations = num_generations
+        self.processing_class = self._tokenizer = tokenizer or ChatMLTokenizer()
+        self._tokenizer.pad_token_id = self._tokenizer.eos_token_id
+        self.processing_class.batch_decode = lambda ids, skip_special_tokens=False: [self._tokenizer.decode(i, skip_special_tokens) for i in ids]
+        self.accelerator = SimpleNamespace(device="cpu", gather=lambda t: t)
+        self.model = SimpleNamespace(training=True)
+        self.use_vllm = False
+        self.tools = None
+        self.environments = None
+        self.state = SimpleNamespace(global_step=0, num_input_tokens_seen=0)
+        self._last_loaded_step = 0
+        self._metrics = {"train": defaultdict(list), "eval": defaultdict(list)}
+        self._log_completion_extra = lambda *a, **k: None
+        self._log_metric = lambda *a, **k: None
+
+    def step(self, dataset: List[Dict[str, Any]], generation_batch_size: int) -> Dict[str, Any]:
+        G = self.num_generations
+        sampler = self.fns.RepeatSampler(dataset, mini_repeat_count=G, batch_size=generation_batch_size // G, repeat_count=1, shuffle=False)
+        slots = list(sampler)[:generation_batch_size]
+        inputs = [dict(dataset[i]) for i in slots]
+        prompts = [x["prompt"] for x in inputs]
+        prompt_ids, completion_ids, tool_mask, completions, logprobs, extra, _, _ = self.fns.generate(self, prompts)
+        for i, inp in enumerate(inputs):  # _generate_and_score_completions L2661-2668
+            for key, values in extra.items():
+                if isinstance(values, list) and i < len(values):
+                    inp[key] = values[i]
+                elif not isinstance(values, list):
+                    inp[key] = values
+        rewards = self.fns.calculate_rewards(self, inputs, prompts, completions, completion_ids)
+        return {
+            "slots": slots, "inputs": inputs, "prompt_ids": prompt_ids, "completion_ids": completion_ids,
+            "tool_mask": tool_mask, "completions": completions, "logprobs": logprobs, "extra": extra, "rewards": rewards,
+        }  # fmt: skip
