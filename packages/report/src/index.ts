@@ -46,6 +46,7 @@ export {
   runSeries,
   type TaskRow,
 } from "./report-data.js";
+export { assertRunFilesInside, DEFAULT_MAX_LINE_BYTES } from "./run-files.js";
 export { toolCallNames } from "./tool-calls.js";
 export { type Transcript, TranscriptStore, transcriptOf } from "./transcripts.js";
 export { renderWatchPage } from "./watch-page.js";

@@ -84,6 +84,18 @@ pre { white-space: pre-wrap; word-break: break-word; margin: 4px 0; font: 12px/1
 `;
 
 /** The comparison with a baseline, flagged by the same gate `benchmax compare` runs. */
+/** Results lines the report skipped unread (over its per-line limit): named, so nothing is dropped in silence. */
+function tooLargeNotice(data: ReportData): string {
+  const t = data.tooLarge;
+  if (!t?.length) return "";
+  const items = t
+    .slice(0, 20)
+    .map((x) => `<li><code>${escapeHtml(`${x.file}:${x.line}`)}</code>: ${x.bytes.toLocaleString("en-US")} bytes</li>`)
+    .join("");
+  const more = t.length > 20 ? `<li>… ${t.length - 20} more</li>` : "";
+  return `<div id="too-large" class="gate fail">${t.length} results line${t.length === 1 ? " was" : "s were"} too large to read and left out of the rows and the rollout viewer (the summary still counts them when summary.json does):<ul>${items}${more}</ul></div>`;
+}
+
 function baselineSection(data: ReportData): string {
   const b = data.baseline;
   if (!b) return "";
@@ -246,6 +258,7 @@ export function renderHtml(data: ReportData, chartJs: string, transcriptsHtml = 
   <div class="meta">run <code>${escapeHtml(data.dir)}</code> · started ${escapeHtml(s.startedAt ?? "?")} · report generated ${escapeHtml(data.generatedAt)}${versions ? ` · ${escapeHtml(versions)}` : ""}</div>
 </header>
 <main>
+${tooLargeNotice(data)}
 <h2 id="summary">Summary</h2>
 <div class="cards">${cards}</div>
 ${rlSection(data)}

@@ -91,6 +91,8 @@ export interface ReportData {
   series?: RunSeries;
   index: { taskIds: string[]; outcomes: string[]; errors: string[]; rows: IndexRow[] };
   transcripts: { mode: "inline" | "sidecar" | "none"; chunks: number; dir?: string };
+  /** Results lines skipped unread, over the report's per-line limit (`maxLineBytes`). */
+  tooLarge?: { file: string; line: number; bytes: number }[];
   baseline?: {
     dir: string;
     summary: GateSummary;

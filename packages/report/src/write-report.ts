@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { UsageError } from "@benchmax/core";
 import { chartJsSource } from "./chart-library.js";
@@ -6,6 +6,7 @@ import type { CompareOptions } from "./compare-runs.js";
 import { loadRun } from "./load-run.js";
 import { inlineTranscripts, renderHtml } from "./render-html.js";
 import { buildReportData } from "./report-data.js";
+import { assertNotSymlink } from "./run-files.js";
 import { clearSidecar, TranscriptStore } from "./transcripts.js";
 
 export interface WriteReportOptions {
@@ -30,6 +31,11 @@ export interface WriteReportOptions {
   inlineLimitBytes?: number;
   /** Bytes of transcript JSON per sidecar chunk (default 1 MiB). */
   chunkBytes?: number;
+  /**
+   * The most bytes one results line may hold (default 16 MiB): a longer line is skipped unread and listed on the
+   * page and in `tooLarge` (see `LoadRunOptions.maxLineBytes`).
+   */
+  maxLineBytes?: number;
 }
 
 /** What `writeReport` wrote. */
@@ -42,6 +48,8 @@ export interface WrittenReport {
   transcriptFiles: string[];
   /** Whether `benchmax compare` fails on these runs: a regression or runs that are not comparable (undefined without a baseline). */
   failed?: boolean;
+  /** Results lines over `maxLineBytes`, skipped unread (this run's, the baseline's and the series'). */
+  tooLarge?: { file: string; line: number; bytes: number }[];
 }
 
 const MODES = ["auto", "inline", "sidecar", "none"] as const;
@@ -60,20 +68,24 @@ export async function writeReportFiles(runDir: string, options: WriteReportOptio
   }
   // the conversations stream into the store as results.jsonl is read; only the rows stay in memory
   const store = mode === "none" ? undefined : new TranscriptStore({ chunkBytes: options.chunkBytes });
-  const run = loadRun(runDir, { transcripts: store, dropMessages: true });
+  const maxLineBytes = options.maxLineBytes;
+  const run = loadRun(runDir, { transcripts: store, dropMessages: true, maxLineBytes });
   store?.finish();
-  const baseline = options.baseline ? loadRun(options.baseline, { dropMessages: true }) : undefined;
-  const series = options.series?.map((d) => loadRun(d, { dropMessages: true }));
+  const baseline = options.baseline ? loadRun(options.baseline, { dropMessages: true, maxLineBytes }) : undefined;
+  const series = options.series?.map((d) => loadRun(d, { dropMessages: true, maxLineBytes }));
+  const tooLarge = [run, baseline, ...(series ?? [])].flatMap((r) => r?.tooLarge ?? []);
   const data = buildReportData(run, baseline, {
     ...(options.compare ? { compare: options.compare } : {}),
     ...(series?.length ? { series } : {}),
   });
+  if (tooLarge.length) data.tooLarge = tooLarge;
   const out = options.out ?? join(runDir, "report.html");
   const sidecarName = `${basename(out).replace(/\.html?$/i, "")}.transcripts`;
   const sidecarDir = join(dirname(out), sidecarName);
   const sidecar =
     store !== undefined &&
     (mode === "sidecar" || (mode === "auto" && store.totalBytes > (options.inlineLimitBytes ?? 2 << 20)));
+  assertNotSymlink(sidecarDir, "transcripts folder");
   let transcriptFiles: string[] = [];
   let transcriptsHtml = "";
   if (store && sidecar) {
@@ -84,12 +96,21 @@ export async function writeReportFiles(runDir: string, options: WriteReportOptio
     if (store) transcriptsHtml = inlineTranscripts(store.chunks.map((_, i) => store.chunkJson(i)));
   }
   const html = renderHtml(data, chartJsSource(), transcriptsHtml);
-  writeFileSync(out, html);
+  // written beside and renamed into place: a report.html that is a symlink is replaced, never written through
+  const tmp = `${out}.tmp-${process.pid}-${Date.now()}`;
+  try {
+    writeFileSync(tmp, html, { flag: "wx" });
+    renameSync(tmp, out);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  }
   return {
     path: out,
     bytes: Buffer.byteLength(html),
     transcriptFiles,
     ...(data.baseline ? { failed: data.baseline.check.failed } : {}),
+    ...(tooLarge.length ? { tooLarge } : {}),
   };
 }
 

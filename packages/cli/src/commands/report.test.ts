@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RolloutResult } from "@benchmax/core";
@@ -62,6 +62,18 @@ describe("benchmax report", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/not a run dir: no results\.jsonl/);
     expect(existsSync(join(empty, "report.html"))).toBe(false);
+  });
+
+  // issue 41: report followed a results.jsonl symlinked out of the run dir
+  it("refuses a run dir whose results.jsonl links out of it, with one clear error", async () => {
+    const dir = runDir([1]);
+    const outside = join(mkdtempSync(join(tmpdir(), "bmx-outside-")), "other.jsonl");
+    renameSync(join(dir, "results.jsonl"), outside);
+    symlinkSync(outside, join(dir, "results.jsonl"));
+    const r = await run(["report", dir]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`is a symlink to ${outside}, outside the run dir ${dir}`);
+    expect(existsSync(join(dir, "report.html"))).toBe(false);
   });
 
   it("with several run dirs writes the last one's report with a curve per metric across them", async () => {

@@ -27,6 +27,10 @@ export function register(program: Command): void {
       out: flags.out,
       compare: gateOptions(flags),
     });
+    for (const t of written.tooLarge ?? [])
+      process.stderr.write(
+        `benchmax: ${t.file}:${t.line}: line of ${t.bytes.toLocaleString("en-US")} bytes, too large to read: left out of the report's rows\n`,
+      );
     process.stdout.write(`wrote ${written.path}\n`);
   });
 }

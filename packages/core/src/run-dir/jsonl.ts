@@ -1,6 +1,5 @@
 import { closeSync, createReadStream, openSync, readSync } from "node:fs";
 import { createInterface } from "node:readline";
-import { StringDecoder } from "node:string_decoder";
 import { UsageError } from "../errors.js";
 
 /**
@@ -25,35 +24,70 @@ function jsonLineParser(path: string): (text: string) => { value: unknown; line:
   };
 }
 
+/** Options of {@link forEachJsonLine}. */
+export interface JsonLinesOptions {
+  /**
+   * The most bytes one line may hold. A longer line is never decoded or parsed: its bytes are skipped as they are
+   * read, and `onTooLarge` is told (without it, the line is a UsageError naming `path:line`). Default: no limit.
+   */
+  maxLineBytes?: number;
+  /** Told of each line over `maxLineBytes` (its number and size in bytes), instead of failing. */
+  onTooLarge?: (line: number, bytes: number) => void;
+}
+
 /**
  * Call `fn` with each parsed line of a JSONL file, reading it a MiB at a time (a 20,000-rollout results file is never
- * one string). Blank lines are skipped; a torn last line (a crash mid-write) is skipped; any other malformed line is
- * a UsageError naming `path:line`.
+ * one string, and a line is scanned once however long it is). Blank lines are skipped; a torn last line (a crash
+ * mid-write) is skipped; any other malformed line is a UsageError naming `path:line`. With `maxLineBytes`, a longer
+ * line is skipped unread (see {@link JsonLinesOptions}).
  */
-export function forEachJsonLine(path: string, fn: (value: unknown, line: number) => void): void {
+export function forEachJsonLine(
+  path: string,
+  fn: (value: unknown, line: number) => void,
+  options: JsonLinesOptions = {},
+): void {
+  const max = options.maxLineBytes ?? Number.POSITIVE_INFINITY;
   const fd = openSync(path, "r");
   const buf = Buffer.allocUnsafe(1 << 20);
-  const decoder = new StringDecoder("utf8");
   const parse = jsonLineParser(path);
-  const handle = (text: string) => {
-    const got = parse(text);
-    if (got) fn(got.value, got.line);
+  // the current line's bytes so far, kept as pieces (joined once, at its end); dropped once it is over the limit
+  let parts: Buffer[] = [];
+  let bytes = 0;
+  let lineNo = 0;
+  const endLine = () => {
+    lineNo++;
+    if (bytes > max) {
+      parse(""); // keep the parser's line count in step
+      if (options.onTooLarge) options.onTooLarge(lineNo, bytes);
+      else
+        throw new UsageError(
+          `${path}:${lineNo}: line of ${bytes.toLocaleString("en-US")} bytes, over the ${max.toLocaleString("en-US")}-byte limit a line may hold: not read`,
+        );
+    } else {
+      const got = parse(parts.length === 1 ? parts[0]!.toString("utf8") : Buffer.concat(parts, bytes).toString("utf8"));
+      if (got) fn(got.value, got.line);
+    }
+    parts = [];
+    bytes = 0;
   };
-  let carry = "";
+  const take = (piece: Buffer) => {
+    bytes += piece.length;
+    if (bytes <= max) parts.push(Buffer.from(piece));
+    else parts = [];
+  };
   try {
     for (;;) {
       const n = readSync(fd, buf, 0, buf.length, null);
       if (n === 0) break;
-      const text = carry + decoder.write(buf.subarray(0, n));
       let start = 0;
-      for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
-        handle(text.slice(start, nl));
+      for (let nl = buf.indexOf(10, start); nl >= 0 && nl < n; nl = buf.indexOf(10, start)) {
+        take(buf.subarray(start, nl));
+        endLine();
         start = nl + 1;
       }
-      carry = text.slice(start);
+      if (start < n) take(buf.subarray(start, n));
     }
-    carry += decoder.end();
-    if (carry) handle(carry);
+    if (bytes > 0) endLine();
   } finally {
     closeSync(fd);
   }

@@ -9,7 +9,7 @@ import { summarize } from "../summary.js";
 import type { Task } from "../types.js";
 import { type ArtifactRef, type ArtifactStore, sha256Hex } from "./artifacts.js";
 import { type RunDirSummary, type RunIdentity, resumeMismatches } from "./identity.js";
-import { forEachJsonLine, readJsonLines } from "./jsonl.js";
+import { forEachJsonLine, type JsonLinesOptions, readJsonLines } from "./jsonl.js";
 import { resultRolloutId, rolloutIdOf } from "./rollout-id.js";
 
 /** The range of an env's reward components when it declares none (`Env.rewardComponentRange`). */
@@ -225,15 +225,19 @@ export class RunDir implements ArtifactStore {
   }
 
   /** Call `fn` with each result line, in file order (streamed; a retried rollout appears more than once). */
-  forEachResult(fn: (r: RolloutResult, line: number) => void): void {
+  forEachResult(fn: (r: RolloutResult, line: number) => void, options?: JsonLinesOptions): void {
     if (!this.hasResults()) return;
-    forEachJsonLine(this.resultsPath, (value, line) => {
-      const r = value as RolloutResult;
-      if (typeof r !== "object" || r === null || typeof r.taskId !== "string" || typeof r.outcome !== "string") {
-        throw new UsageError(`${this.resultsPath}:${line}: not a rollout result (needs taskId and outcome)`);
-      }
-      fn(r, line);
-    });
+    forEachJsonLine(
+      this.resultsPath,
+      (value, line) => {
+        const r = value as RolloutResult;
+        if (typeof r !== "object" || r === null || typeof r.taskId !== "string" || typeof r.outcome !== "string") {
+          throw new UsageError(`${this.resultsPath}:${line}: not a rollout result (needs taskId and outcome)`);
+        }
+        fn(r, line);
+      },
+      options,
+    );
   }
 
   /** The result lines, streamed for a consumer that awaits between them (in file order, retries included). */
@@ -252,13 +256,13 @@ export class RunDir implements ArtifactStore {
    * The rollouts: the last result of each rollout id (a retry takes the place of the earlier attempt, at the end).
    * `map` transforms each line as it is read (e.g. drops its messages), so memory holds only what is kept.
    */
-  results(map?: (r: RolloutResult, line: number) => RolloutResult): RolloutResult[] {
+  results(map?: (r: RolloutResult, line: number) => RolloutResult, options?: JsonLinesOptions): RolloutResult[] {
     const last = new Map<string, RolloutResult>();
     this.forEachResult((r, line) => {
       const id = resultRolloutId(r);
       last.delete(id);
       last.set(id, map ? map(r, line) : r);
-    });
+    }, options);
     return [...last.values()];
   }
 
