@@ -5,7 +5,6 @@ import {
   type Env,
   Episode,
   errorMessage,
-  explainBestEffort,
   InfraError,
   type Policy,
   type StepResult,
@@ -113,10 +112,23 @@ const PLAY_SCRIPT = String.raw`
     Object.keys(j.rewards || {}).forEach(function (k) { var p = el("div", "component", k + " " + j.rewards[k]); p.setAttribute("data-component", k); r.appendChild(p); });
     if (j.error) r.appendChild(el("div", "errorbox", j.error));
     if (j.explain) {
+      // the env's explanation, all of it: what it read from the answer, the gold, and why they differ
       var ex = el("div", "explain");
-      ex.appendChild(el("b", "", "extracted: ")); ex.appendChild(el("code", "extracted", j.explain.extracted));
-      ex.appendChild(el("b", "", "  gold: ")); ex.appendChild(el("code", "gold", j.explain.gold));
+      ex.setAttribute("id", "explain");
+      if (j.explain.extracted !== undefined) { ex.appendChild(el("b", "", "extracted: ")); ex.appendChild(el("code", "extracted", j.explain.extracted)); }
+      if (j.explain.gold !== undefined) { ex.appendChild(el("b", "", "  gold: ")); ex.appendChild(el("code", "gold", j.explain.gold)); }
+      if (j.explain.diff && j.explain.diff.length) {
+        var ul = el("ul", "why");
+        j.explain.diff.forEach(function (line) { var li = el("li", "", line); li.setAttribute("data-why", ""); ul.appendChild(li); });
+        ex.appendChild(ul);
+      }
       r.appendChild(ex);
+    }
+    if (j.metadata) {
+      var md = el("details", "metadata");
+      md.appendChild(el("summary", "", "rollout metadata"));
+      md.appendChild(el("pre", "", JSON.stringify(j.metadata, null, 2)));
+      r.appendChild(md);
     }
     document.body.setAttribute("data-state", "done");
   }
@@ -137,6 +149,7 @@ pre { white-space: pre-wrap; word-break: break-word; margin: 2px 0; font: 12px/1
 textarea, input, select { font: inherit; width: 100%; box-sizing: border-box; margin: 3px 0 8px; }
 .errorbox, #error { color: #8a1c14; }
 .explain code { background: #f3f4f7; padding: 1px 4px; }
+.explain ul.why { margin: 6px 0 0; padding-left: 18px; }
 `;
 
 function page(env: Env, tasks: Task[], token: string, o: { model?: string; inline: boolean }): string {
@@ -162,7 +175,7 @@ ${
   o.inline
     ? `<details id="write-task"><summary>or write a task</summary>
 <label>prompt<textarea id="custom-prompt" rows="3"></textarea></label>
-<label>gold answer (hidden from the model; shown at the end)<input id="custom-gold" autocomplete="off"></label>
+<label>gold answer (hidden from the model; shown at the end; read by ${escapeHtml(env.name)}'s parser as the row {prompt, ground_truth}${env.parseTask ? "" : " — this env has none: used as written"}; JSON for a list or an object)<input id="custom-gold" autocomplete="off"></label>
 ${env.parseTask ? `<label>or a dataset row (JSON, read by ${escapeHtml(env.name)}'s parser)<textarea id="custom-row" rows="3"></textarea></label>` : ""}
 <button id="start-custom" type="button">start written task</button></details>`
     : ""
@@ -184,6 +197,26 @@ ${o.model ? `<button id="model-step" type="button">let ${escapeHtml(o.model)} ta
 <script id="play-data" type="application/json">${scriptJson({ env: env.name })}</script>
 <script>${inlineScript(PLAY_SCRIPT)}</script>
 </body></html>`;
+}
+
+/** A written gold: the JSON value when it is written as a JSON array or object, else the text. */
+function goldValue(text: string): unknown {
+  const t = text.trim();
+  if (/^[[{]/.test(t)) {
+    try {
+      return JSON.parse(t);
+    } catch {
+      /* the text itself */
+    }
+  }
+  return text;
+}
+
+/** A rollout's metadata for the page (which judge scored it, per-case detail), cut to a readable size. */
+function boundedMetadata(meta: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!meta || Object.keys(meta).length === 0) return undefined;
+  const text = JSON.stringify(meta);
+  return text.length <= 4000 ? meta : { note: `${text.slice(0, 4000)}… (${text.length} characters)` };
 }
 
 async function body(req: IncomingMessage): Promise<Record<string, unknown>> {
@@ -216,9 +249,26 @@ export async function startPlay(env: Env, options: PlayOptions = {}): Promise<Pl
   const inline = options.inlineTasks ?? true;
   const toolFormat = options.toolFormat ?? "openai";
 
-  /** A task the person wrote in the page: a prompt and its gold, or a dataset row for the env's parser. */
+  /**
+   * A task the person wrote in the page, read the way the env reads its dataset: a dataset row goes through the env's
+   * `parseTask`, and so does a prompt with its gold, as the plain row `{prompt, ground_truth}` every env's parser
+   * takes, so the task scores as that row would (math's gold becomes its typed answer, wikipedia's an alias list).
+   * A gold written as JSON (`["a", "b"]`, `{...}`) is that value. Only an env with no parser gets `{prompt, groundTruth}`
+   * as written.
+   */
   const writtenTask = (c: Record<string, unknown>): Task => {
     if (!inline) throw new UsageError("this playground takes dataset tasks only");
+    const id = `written-${n + 1}`;
+    const where = "the written task";
+    const parse = (raw: unknown): Task => {
+      let t: Task;
+      try {
+        t = env.parseTask!(raw, where);
+      } catch (e) {
+        throw new UsageError(errorMessage(e));
+      }
+      return { ...t, id: t.id && t.id !== where ? t.id : id };
+    };
     const row = typeof c.row === "string" ? c.row.trim() : "";
     if (row) {
       let raw: unknown;
@@ -228,18 +278,13 @@ export async function startPlay(env: Env, options: PlayOptions = {}): Promise<Pl
         throw new UsageError(`the dataset row is not JSON: ${errorMessage(e)}`);
       }
       if (!env.parseTask) throw new UsageError(`${env.name} reads no dataset rows; write a prompt and its gold`);
-      let t: Task;
-      try {
-        t = env.parseTask(raw, "the page");
-      } catch (e) {
-        throw new UsageError(errorMessage(e));
-      }
-      return { ...t, id: t.id || `written-${n + 1}` };
+      return parse(raw);
     }
     const prompt = typeof c.prompt === "string" ? c.prompt.trim() : "";
     if (!prompt) throw new UsageError("write the task's prompt (or a dataset row)");
-    const gold = typeof c.gold === "string" ? c.gold : "";
-    return { id: `written-${n + 1}`, prompt, groundTruth: gold };
+    const gold = goldValue(typeof c.gold === "string" ? c.gold : "");
+    if (env.parseTask) return parse({ id, prompt, ground_truth: gold });
+    return { id, prompt, groundTruth: gold };
   };
 
   /** What the page gets for a step: the turn and its tool results; the reward and the gold only once it is over. */
@@ -247,10 +292,14 @@ export async function startPlay(env: Env, options: PlayOptions = {}): Promise<Pl
     const reply: Record<string, unknown> = { assistant, observations: out.observations, done: out.done };
     if (out.done) {
       Object.assign(reply, { outcome: out.outcome, reward: out.reward, rewards: out.rewards, error: out.error });
-      // the episode is over: now the env may show its gold beside the answer
-      reply.explain = await explainBestEffort(env, ep.rolloutId, ep.policyInput().messages, ep.task);
       await ep.close();
       episodes.delete(ep.rolloutId);
+      // the episode is over: now the env may show its gold beside the answer, and why the reward is what it is (the
+      // explanation the episode took when it scored, before release, as a results.jsonl line has it)
+      const done = ep.result();
+      if (done.explain) reply.explain = done.explain;
+      const meta = boundedMetadata(done.metadata);
+      if (meta) reply.metadata = meta;
     }
     return reply;
   };

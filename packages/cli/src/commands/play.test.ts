@@ -25,6 +25,7 @@ const explained = () => {
   env.explainReward = (_id, messages, task) => ({
     extracted: String(messages.at(-1)?.content ?? ""),
     gold: String(task.groundTruth),
+    diff: [`the answer is not ${String(task.groundTruth)}`, "compared as text"],
   });
   return env;
 };
@@ -81,6 +82,11 @@ describe("benchmax play", () => {
       expect(await page.textContent("#result h3")).toBe("Episode ended: completed · reward 0");
       expect(await page.textContent('#result [data-component="exact_match"]')).toBe("exact_match 0");
       expect(await page.textContent("#result code.gold")).toBe(GOLD);
+      // issue 41: the env's explanation of the 0 is shown whole, every line of it
+      expect(await page.$$eval("#result li[data-why]", (els) => els.map((e) => e.textContent))).toEqual([
+        `the answer is not ${GOLD}`,
+        "compared as text",
+      ]);
       mkdirSync(OUT, { recursive: true });
       const shot = join(OUT, "play-episode.png");
       await page.screenshot({ path: shot, fullPage: true });
