@@ -361,6 +361,29 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     });
   };
 
+  /**
+   * Answer a create, unless its client has gone: it closed the connection before the answer (say, this server hung
+   * with the request queued and the client moved the rollout to another server). Such a rollout is released at once,
+   * unanswered: nobody holds its token, and it would otherwise stay live until the idle expiry. The check waits two
+   * turns of the event loop (setImmediate), so a FIN that came in with the request has been read. (A client that
+   * half-closes its side before reading its answer is taken for gone too.)
+   */
+  const answerCreate = (res: ServerResponse, r: Parameters<typeof service.release>[0], answer: () => void) => {
+    // two turns: libuv stops reading a socket at a short read, so a FIN behind the request is read one poll later
+    setImmediate(setImmediate, () => {
+      const socket = res.socket;
+      if (!res.destroyed && socket && !socket.destroyed && !socket.readableEnded) {
+        try {
+          answer();
+        } catch (e) {
+          sendError(res, e);
+        }
+        return;
+      }
+      void service.release(r).catch(() => undefined);
+    });
+  };
+
   type Handler = (req: IncomingMessage, res: ServerResponse, id: string, query: string) => Promise<void> | void;
 
   /** The rollout a `/v1/rollouts/:id/…` request names, with its capability token. */
@@ -415,7 +438,8 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     },
     create: async (req, res) => {
       const body = await readBody(req, maxBody);
-      send(res, 201, created(await createFrom(req, body, "v1", { maxTurns: body.maxTurns as number | undefined })));
+      const r = await createFrom(req, body, "v1", { maxTurns: body.maxTurns as number | undefined });
+      answerCreate(res, r, () => send(res, 201, created(r)));
     },
     rolloutState: (req, res, id) => send(res, 200, stateOf(own(req, id))),
     delete: async (req, res, id) => {
@@ -487,7 +511,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     reset: async (req, res) => {
       const body = await readBody(req, maxBody);
       const r = await createFrom(req, body, "reset", { id: body.episode_id as string | undefined });
-      sendJson(res, 200, resetObservationJson(service, r));
+      answerCreate(res, r, () => sendJson(res, 200, resetObservationJson(service, r)));
     },
     step: async (req, res, _id, query) => {
       const body = await readBody(req, maxBody);
