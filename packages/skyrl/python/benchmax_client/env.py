@@ -97,10 +97,7 @@ def tasks_with_prompts(client: BenchmaxClient, limit: Optional[int] = None) -> L
     """The server's tasks (no gold data), each with `systemPrompt`: the env's own system prompt for it, without a
     tools section. Read from `GET /v1/tasks?include=systemPrompt`, which creates no rollout. A server from before
     that option answers without `systemPrompt`: then one short-lived rollout per task reads it."""
-    ep = client.endpoints[0]
-    path = "/v1/tasks?include=systemPrompt" + ("&limit=%d" % int(limit) if limit is not None else "")
-    status, res, _ = client.request(ep, "GET", path)
-    tasks = [dict(t) for t in client._check(status, res, "GET /v1/tasks", ep)["tasks"]]
+    tasks = [dict(t) for t in client.tasks(limit, system_prompts=True)]
     for t in tasks:
         if not isinstance(t.get("systemPrompt"), str):
             probe = client.create_rollout(t["id"])

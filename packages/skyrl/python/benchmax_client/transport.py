@@ -92,6 +92,9 @@ class EndpointHealth:
         self.dead: Dict[str, float] = {}
         #: why an endpoint was last marked (the error text)
         self.why: Dict[str, str] = {}
+        #: rollouts left behind on an endpoint taken for gone (hung, or it refused): freed once it answers again
+        self.orphans: Dict[str, List[Tuple[str, str]]] = {}
+        self.probing: set = set()
 
     def mark(self, endpoint: str, for_s: float, dead: bool, why: str = "") -> None:
         with self._lock:
@@ -102,10 +105,30 @@ class EndpointHealth:
             if why:
                 self.why[endpoint] = why
 
-    def clear(self, endpoint: str) -> None:
+    def clear(self, endpoint: str) -> List[Tuple[str, str]]:
+        """Forget that `endpoint` was down; the rollouts left there, to free now: [(rollout id, token)]."""
         with self._lock:
             self.down.pop(endpoint, None)
             self.dead.pop(endpoint, None)
+            return self.orphans.pop(endpoint, [])
+
+    def claim(self, endpoint: str) -> bool:
+        """Whether this caller may probe `endpoint` now (no other thread is)."""
+        with self._lock:
+            if endpoint in self.probing:
+                return False
+            self.probing.add(endpoint)
+            return True
+
+    def unclaim(self, endpoint: str) -> None:
+        with self._lock:
+            self.probing.discard(endpoint)
+
+    def orphan(self, endpoint: str, rollout_id: str, token: str) -> None:
+        with self._lock:
+            left = self.orphans.setdefault(endpoint, [])
+            if len(left) < 100_000:
+                left.append((rollout_id, token))
 
     def is_down(self, endpoint: str) -> bool:
         return time.monotonic() < self.down.get(endpoint, 0.0)
@@ -434,15 +457,25 @@ class BenchmaxClient:
         raise BenchmaxEnvError(msg)
 
     # -- API ---------------------------------------------------------------------------------------------
-    def metadata(self) -> Dict[str, Any]:
+    def _any(self, method: str, path: str, body: Any, what: str) -> Any:
+        """A request any server of the fleet can answer (metadata, tasks, group rewards): the next endpoint up,
+        failing over at once past one that refuses, hangs or drains."""
         errors = []
-        for ep in self.endpoints:
+        order = self._order()
+        for ep in [e for e in order if not self._is_dead(e)] or order:
             try:
-                status, body, _ = self.request(ep, "GET", "/metadata")
-                return self._check(status, body, "GET /metadata", ep)
-            except BenchmaxInfraError as e:
+                status, res, _ = self._send(ep, method, path, body, fail_fast=True, probe=True)
+            except (BenchmaxInfraError, _Lost) as e:
                 errors.append(str(e))
-        raise BenchmaxInfraError("no endpoint answered /metadata: " + "; ".join(errors))
+                continue
+            if status == 503 and not _draining(status, res, None):
+                errors.append("%s: HTTP 503: %s" % (ep, _message(res)))
+                continue
+            return self._check(status, res, what, ep)
+        raise BenchmaxInfraError("no env server answered %s: %s" % (what, "; ".join(errors)))
+
+    def metadata(self) -> Dict[str, Any]:
+        return self._any("GET", "/metadata", None, "GET /metadata")
 
     def create_rollout(
         self,
@@ -524,7 +557,8 @@ class BenchmaxClient:
                     self._mark_down(ep, True, "/health silent")
                     errors.append("%s: /health silent" % ep)
                     continue
-                self.health.clear(ep)
+                for rid, token in self.health.clear(ep):
+                    self._release_quietly(Rollout(ep, rid, token, ""))
             elif self._is_dead(ep):
                 errors.append("%s: gone moments ago (%s)" % (ep, self.health.why.get(ep, "")))
                 continue
@@ -553,12 +587,11 @@ class BenchmaxClient:
                 time.sleep(backoff)
                 backoff = min(2.0, backoff * 2)
 
-    def tasks(self, limit: Optional[int] = None) -> List[Dict[str, Any]]:
-        """The server's tasks without their gold data: `[{id, prompt | messages, meta}]` (GET /v1/tasks)."""
-        ep = self.endpoints[0]
-        path = "/v1/tasks" + ("?limit=%d" % int(limit) if limit is not None else "")
-        status, res, _ = self.request(ep, "GET", path)
-        return self._check(status, res, "GET /v1/tasks", ep)["tasks"]
+    def tasks(self, limit: Optional[int] = None, system_prompts: bool = False) -> List[Dict[str, Any]]:
+        """The server's tasks without their gold data: `[{id, prompt | messages, meta}]` (GET /v1/tasks); with
+        `system_prompts`, each with the env's `systemPrompt` for it (no rollout is created)."""
+        query = (["include=systemPrompt"] if system_prompts else []) + (["limit=%d" % int(limit)] if limit is not None else [])
+        return self._any("GET", "/v1/tasks" + ("?" + "&".join(query) if query else ""), None, "GET /v1/tasks")["tasks"]
 
     # -- calls on a rollout, and its migration ------------------------------------------------------------
     def _on_once(self, r: Rollout, action: str, body: Any, idempotent: bool) -> Any:
@@ -694,27 +727,41 @@ class BenchmaxClient:
             body["taskId"] = task_id
         if task is not None:
             body["task"] = task
-        errors = []
-        for ep in self._order():
-            try:
-                status, res, _ = self.request(ep, "POST", "/v1/group-reward", body)
-            except BenchmaxInfraError as e:
-                errors.append(str(e))
-                continue
-            return self._check(status, res, "group reward", ep)
-        raise BenchmaxInfraError("no env server could compute the group reward: " + "; ".join(errors))
+        return self._any("POST", "/v1/group-reward", body, "group reward")
 
     def release(self, r: Rollout) -> None:
         path = "/v1/rollouts/%s/release" % quote(r.rollout_id, safe="")
         self._instances.pop(r.rollout_id, None)
         if self._is_dead(r.endpoint):
-            return  # the server is gone: nothing left to free
+            # gone, or only hung: freed if it answers again (a restarted server has forgotten it anyway)
+            self.health.orphan(r.endpoint, r.rollout_id, r.token)
+            return
         try:
             self._send(r.endpoint, "POST", path, {}, {"x-rollout-token": r.token}, fail_fast=True, probe=True)
         except (BenchmaxInfraError, _Lost):
-            pass  # the server is gone: nothing left to free
+            self.health.orphan(r.endpoint, r.rollout_id, r.token)
+
+    def release_orphans(self) -> int:
+        """Free the rollouts left behind on endpoints that were gone (hung, or refused) and answer again; one probe
+        per endpoint at a time across the process. How many were freed."""
+        freed = 0
+        for ep in list(self.health.orphans):
+            if self._is_dead(ep) or not self.health.claim(ep):
+                continue
+            try:
+                if not self.alive(ep):
+                    self._mark_down(ep, True, "/health silent")
+                    continue
+                for rid, token in self.health.clear(ep):
+                    self._release_quietly(Rollout(ep, rid, token, ""))
+                    freed += 1
+            finally:
+                self.health.unclaim(ep)
+        return freed
 
     def close(self) -> None:
+        if self.health.orphans:
+            self.release_orphans()
         with self._lock:
             idle, self._idle = self._idle, {}
         for conns in idle.values():
