@@ -11,8 +11,8 @@ import { importOptional, warnSkip } from "./optional.js";
 /**
  * A fleet across hosts: three network namespaces joined to this one by veth pairs (`ip netns`, iproute2), one env
  * server in each, listening only on its namespace's own address. A run is spread over them with RoutedEnv; one host
- * is killed mid-run. Its rollouts end infra_error or are retried on the other hosts, none is scored 0, and the rest
- * finish. The same with SkyRL's shim (packages/skyrl/python, run by Debian's python3): its rollouts on the killed
+ * is killed mid-run. Its rollouts migrate to the other hosts (rebuilt from the client's logs by replay): no retry, none
+ * is scored 0, and every rollout finishes. The same with SkyRL's shim (packages/skyrl/python, run by Debian's python3): its rollouts on the killed
  * host raise BenchmaxInfraError, never a reward of 0, and the others are scored. The addresses (10.213.x.y/30) exist only inside the namespaces and veth pairs this test creates, and are
  * removed in afterAll. Needs root (CAP_NET_ADMIN); where namespaces are unavailable the test is skipped with the
  * reason printed.
@@ -27,6 +27,7 @@ type Connect = (
       env: { activeRollouts: number; url: string; holds(rolloutId: string): boolean };
       alive: boolean;
     }>;
+    stats?: { migrations: number; replayedCalls: number; failedMigrations: number };
   }
 >;
 const server = await importOptional<{ connectRemoteEnv?: Connect }>("@benchmax/server");
@@ -119,7 +120,7 @@ describe.skipIf(!!importReason || !!nsReason)("a fleet over network namespaces",
     await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
   });
 
-  it("RoutedEnv spreads a run over the hosts; a host killed mid-run costs retries, never a 0", async () => {
+  it("RoutedEnv spreads a run over the hosts; a host killed mid-run costs no retry and no 0: its rollouts migrate", async () => {
     const urls = children.map((c) => c.hello.url as string);
     const env = await server.mod!.connectRemoteEnv!(urls, {
       token: TOKEN,
@@ -138,7 +139,7 @@ describe.skipIf(!!importReason || !!nsReason)("a fleet over network namespaces",
       if (turn === 1) {
         if (!killedUrl && finished >= 9) {
           // kill the host holding this very rollout: its next call (read_file) lands on a dead host whatever the
-          // timing of the others, so at least one retry is certain
+          // timing of the others, so at least one migration is certain
           const victim = endpoints.find((e) => e.env.holds(rolloutId))!;
           killedUrl = victim.env.url;
           inFlightOnKilled = victim.env.activeRollouts;
@@ -170,12 +171,15 @@ describe.skipIf(!!importReason || !!nsReason)("a fleet over network namespaces",
       expect(r.reward).toBeUndefined();
     }
     expect(results.filter((r) => r.reward === 0)).toEqual([]);
-    // the killed host's rollouts were retried on the others, and the dead host left the rotation
-    expect(retried.length).toBeGreaterThan(0);
+    // the killed host's rollouts migrated to the others (no retry: the runner saw nothing), and the dead host left
+    // the rotation
+    expect(retried).toEqual([]);
     expect(bad).toEqual([]);
+    expect(env.stats!.migrations).toBeGreaterThan(0);
+    expect(env.stats!.failedMigrations).toBe(0);
     expect(endpoints.find((e) => e.env.url === killedUrl)!.alive).toBe(false);
     console.log(
-      `[reliability] multi-host: killed ${killedUrl} with ${inFlightOnKilled} rollouts in flight; ${retried.length} retried elsewhere; ${results.length} of ${tasks.length} scored 1`,
+      `[reliability] multi-host: killed ${killedUrl} with ${inFlightOnKilled} rollouts in flight; ${env.stats!.migrations} migrated (${env.stats!.replayedCalls} calls replayed); ${results.length} of ${tasks.length} scored 1`,
     );
   });
 

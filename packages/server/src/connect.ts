@@ -6,13 +6,18 @@ import { RoutedEnv, type RoutedEnvOptions } from "./routed-env.js";
 export interface ConnectOptions extends RoutedEnvOptions {
   /** Bearer token of the server(s). */
   token?: string;
-  /** Per-request time limit (ms). Default 120 s. */
+  /** Per-request deadline (ms). Default 120 s. See EnvClientOptions. */
   timeoutMs?: number;
+  /** A request with no answer after this long probes the server's /health (a hang check). Default 10 s; 0: off. */
+  probeAfterMs?: number;
+  /** How long a /health probe may take before the server counts as down (ms). Default 5 s. */
+  probeTimeoutMs?: number;
 }
 
 /**
  * An Env over `benchmax serve` endpoints: one URL gives a RemoteEnv, several a RoutedEnv. Reads `/metadata`
- * (name, tools, reward weights); endpoints that do not answer start out dead and are probed until they do.
+ * (name, tools, reward weights); endpoints that do not answer start out dead and are probed until they do. Either
+ * keeps each rollout's log and migrates a rollout its server lost (see RoutedEnv).
  */
 export async function connectRemoteEnv(endpoints: string[], options: ConnectOptions = {}): Promise<Env> {
   const urls = endpoints.map((u) => u.trim()).filter(Boolean);
@@ -20,8 +25,13 @@ export async function connectRemoteEnv(endpoints: string[], options: ConnectOpti
   for (const u of urls) {
     if (!/^https?:\/\//.test(u)) throw new UsageError(`endpoint "${u}" must be an http:// or https:// URL`);
   }
-  const clientOpts = { token: options.token, timeoutMs: options.timeoutMs };
-  if (urls.length === 1) return RemoteEnv.connect(urls[0]!, clientOpts);
+  const clientOpts = {
+    token: options.token,
+    timeoutMs: options.timeoutMs,
+    probeAfterMs: options.probeAfterMs,
+    probeTimeoutMs: options.probeTimeoutMs,
+  };
+  if (urls.length === 1) return RemoteEnv.connect(urls[0]!, { ...clientOpts, onMigration: options.onMigration });
   const metas = await Promise.allSettled(urls.map((u) => RemoteEnv.fetchMetadata(new EnvClient(u, clientOpts))));
   const ok = metas.find((m): m is PromiseFulfilledResult<RemoteMetadata> => m.status === "fulfilled");
   if (!ok) {

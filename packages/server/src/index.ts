@@ -23,7 +23,7 @@ export {
   wsCodeOf,
 } from "./error-codes.js";
 export { checkHostPaths, hostPathsIn } from "./host-paths.js";
-export { EndpointDownError, EnvClient, type EnvClientOptions, isEndpointDown } from "./http-client.js";
+export { EndpointDownError, EnvClient, type EnvClientOptions, isEndpointDown, type Probe } from "./http-client.js";
 export { HttpError, validationDetail } from "./http-error.js";
 export { LATENCY_BUCKETS_MS, ServerMetrics } from "./metrics.js";
 export { openApiDocument } from "./openapi.js";
@@ -31,7 +31,22 @@ export { type StepResult, schemaOf, stateOf, stepRollout } from "./openenv.js";
 export { type Phase, PromMetrics } from "./prometheus.js";
 export { RolloutRecorder, tagsOf } from "./record.js";
 export { feedLine, RECORD_FEED_PATH, RecordFeed, type RecordFeedOptions } from "./record-feed.js";
-export { RemoteEnv, type RemoteMetadata } from "./remote-env.js";
+export {
+  isRolloutLost,
+  RemoteEnv,
+  type RemoteEnvOptions,
+  type RemoteMetadata,
+  RolloutLostError,
+} from "./remote-env.js";
+export {
+  canonicalJson,
+  isReplayDiverged,
+  type LoggedCall,
+  type MigrationEvent,
+  type MigrationStats,
+  ReplayDivergedError,
+  type RolloutLog,
+} from "./rollout-log.js";
 export { RoutedEnv, type RoutedEnvOptions } from "./routed-env.js";
 export { type EnvServer, type ServeEnvOptions, serveEnv } from "./serve-env.js";
 export * from "./service/index.js";

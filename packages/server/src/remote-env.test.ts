@@ -57,30 +57,33 @@ describe("RemoteEnv", () => {
     });
   });
 
-  it("reports a server restart mid-rollout as infra_error", async () => {
+  it("rebuilds a rollout on its restarted server (a new instance) by replay; a server gone for good is infra_error", async () => {
     const s1 = await serveEnv(calcEnv());
-    const env = await connectRemoteEnv([s1.url]);
+    const env = (await connectRemoteEnv([s1.url])) as RemoteEnv;
     const port = s1.port;
     let s2: EnvServer | undefined;
-    const policy = scriptedPolicy("restarts", async ({ turn }) => {
-      if (turn === 0) return { calls: [{ name: "add", arguments: { a: 1, b: 2 } }] };
-      if (turn === 1) {
+    // `note` keeps per-rollout state: the third call answers "a,b,c" only if the first two were replayed
+    const policy = scriptedPolicy("restarts", async ({ turn, messages }) => {
+      if (turn === 0) return { calls: [{ name: "note", arguments: { text: "a" } }] };
+      if (turn === 1) return { calls: [{ name: "note", arguments: { text: "b" } }] };
+      if (turn === 2) {
         await s1.close();
         s2 = await serveEnv(calcEnv(), { port });
         servers.push(s2);
-        return { calls: [{ name: "add", arguments: { a: 1, b: 2 } }] };
+        return { calls: [{ name: "note", arguments: { text: "c" } }] };
       }
-      return { answer: "<answer>3</answer>" };
+      return { answer: `<answer>${String(messages[messages.length - 1]!.content)}</answer>` };
     });
-    const r = await runRollout(env, { id: "t", prompt: "1+2", groundTruth: "3" }, policy);
-    expect(r.outcome).toBe("infra_error");
-    expect(r.error).toMatch(/restarted|lost rollout/);
-    expect(r.reward).toBeUndefined();
-    // and a server that is gone entirely
+    const r = await runRollout(env, { id: "t", prompt: "notes", groundTruth: "a,b,c" }, policy);
+    expect(r).toMatchObject({ outcome: "completed", reward: 1 });
+    expect(env.stats).toEqual({ migrations: 1, replayedCalls: 2, failedMigrations: 0 });
+    expect(s2!.metrics.snapshot(0)).toMatchObject({ rolloutsCreated: 1, toolCalls: 3 });
+    // and a server that is gone entirely: nowhere to rebuild it
     await s2!.close();
     const r2 = await runRollout(env, { id: "t", prompt: "1+2", groundTruth: "3" }, solver);
     expect(r2.outcome).toBe("infra_error");
     expect(r2.error).toMatch(/unreachable/);
+    expect(r2.reward).toBeUndefined();
   });
 });
 
@@ -96,7 +99,7 @@ describe("RoutedEnv", () => {
     const created = (s: EnvServer) => s.metrics.snapshot(0).rolloutsCreated as number;
     expect(created(a)).toBeGreaterThan(0);
     expect(created(b)).toBeGreaterThan(0);
-    // a rollout held by an endpoint that dies fails as infra_error
+    // a rollout held by an endpoint that dies migrates to the other one
     await env.init("held", tasks[0]!);
     const holder = created(a) + created(b);
     const victim = a.metrics.snapshot(0).activeRollouts ? a : b;
@@ -104,10 +107,9 @@ describe("RoutedEnv", () => {
     expect(holder).toBeGreaterThan(0);
     await victim.close();
     servers.splice(servers.indexOf(victim), 1);
-    await expect(env.runTool("held", { name: "add", arguments: { a: 1, b: 1 } })).rejects.toMatchObject({
-      name: "InfraError",
-    });
-    await env.release("held").catch(() => {});
+    expect(await env.runTool("held", { name: "add", arguments: { a: 1, b: 1 } })).toMatchObject({ content: "2" });
+    expect(env.stats).toEqual({ migrations: 1, replayedCalls: 0, failedMigrations: 0 });
+    await env.release("held");
     const before = created(survivor);
     const again = await runMany(env, tasks, solver, { concurrency: 3 });
     expect(again.results.every((r) => r.outcome === "completed")).toBe(true);

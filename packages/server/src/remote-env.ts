@@ -2,6 +2,7 @@ import {
   checkGroupRewards,
   type Env,
   EnvError,
+  errorMessage,
   type GroupMember,
   InfraError,
   type LoadTasksOptions,
@@ -13,7 +14,28 @@ import {
   type ToolSpec,
   UsageError,
 } from "@benchmax/core";
-import { EnvClient, type EnvClientOptions, type HttpReply, replyMessage } from "./http-client.js";
+import {
+  EnvClient,
+  type EnvClientOptions,
+  type HttpReply,
+  INSTANCE_HEADER,
+  isEndpointDown,
+  type Probe,
+  replyCode,
+  replyMessage,
+} from "./http-client.js";
+import {
+  clip,
+  forkLog,
+  isReplayDiverged,
+  type MigrationEvent,
+  type MigrationStats,
+  newLog,
+  newStats,
+  ReplayDivergedError,
+  type RolloutLog,
+  resultKey,
+} from "./rollout-log.js";
 
 /** What `GET /metadata` tells a client. */
 export interface RemoteMetadata {
@@ -29,10 +51,21 @@ export interface RemoteMetadata {
   [key: string]: unknown;
 }
 
+export interface RemoteEnvOptions extends EnvClientOptions {
+  /** Called after every migration of a rollout, successful or not. */
+  onMigration?: (e: MigrationEvent) => void;
+}
+
+/** A rollout on its server: id, capability token and the server instance that holds it. */
 interface Handle {
   id: string;
   token: string;
   instance?: string;
+}
+
+interface Held {
+  handle: Handle;
+  log: RolloutLog;
 }
 
 /** Tasks listed by a server: their gold data stayed there, so rollouts name them by id. */
@@ -43,29 +76,80 @@ export function errorOf(r: HttpReply, what: string, base: string): Error {
   const msg = `${base}: ${what} failed (HTTP ${r.status}): ${replyMessage(r)}`;
   const type = (r.body as { error?: { type?: string } } | undefined)?.error?.type;
   if (r.status === 401 || r.status === 403) return new InfraError(msg, { retryable: false });
+  if (r.status === 503) {
+    // full, draining or shutting down: another server may take it
+    const draining = replyCode(r) === "DRAINING" || r.headers["x-benchmax-draining"] === "1";
+    return Object.assign(new InfraError(msg), { unavailable: true, draining });
+  }
   if (r.status >= 502 || type === "infra_error") return new InfraError(msg);
   if (r.status === 500 || type === "env_error") return new EnvError(msg);
   return new EnvError(msg);
 }
 
-/** An Env whose every call goes to a `benchmax serve` server (rollout API under /v1). */
+/** A 503 answer to a create: the server is full, draining or shutting down. */
+export function isUnavailable(e: unknown): boolean {
+  return !!e && typeof e === "object" && (e as { unavailable?: boolean }).unavailable === true;
+}
+
+/**
+ * The server no longer holds the rollout: it is unreachable or hangs (`endpointDown`), restarted (a new
+ * `x-benchmax-instance`), or answered 404 (released, expired, or never there). The client's log can rebuild it.
+ */
+export class RolloutLostError extends InfraError {
+  readonly rolloutLost = true;
+  readonly endpointDown: boolean;
+  constructor(message: string, options: { cause?: unknown; endpointDown?: boolean } = {}) {
+    super(message, { cause: options.cause });
+    this.endpointDown = options.endpointDown ?? false;
+  }
+}
+
+export function isRolloutLost(e: unknown): e is RolloutLostError {
+  return !!e && typeof e === "object" && (e as { rolloutLost?: boolean }).rolloutLost === true;
+}
+
+/** The InfraError a rollout ends with when it could not be rebuilt: never scored, never a reward of 0. */
+export function migrationFailed(rolloutId: string, lost: unknown, why: string): InfraError {
+  return new InfraError(`rollout "${rolloutId}" lost (${errorMessage(lost)}); migration failed: ${why}`, {
+    cause: lost,
+  });
+}
+
+/** How many times one call may be moved to another server before it gives up. */
+export const MAX_MIGRATIONS_PER_CALL = 3;
+
+/**
+ * An Env whose every call goes to a `benchmax serve` server (rollout API under /v1). It keeps each rollout's log (its
+ * create body, fork lineage, and tool calls with their results), so a rollout its server lost — the server restarted
+ * on the same URL as a new instance — is rebuilt there by replay, each replayed result checked against the log. Over
+ * several servers, `RoutedEnv` moves lost rollouts to the others.
+ */
 export class RemoteEnv implements Env {
   readonly name: string;
   readonly description?: string;
   readonly rewardWeights: Record<string, number>;
   readonly passThreshold?: number;
   readonly client: EnvClient;
-  private readonly handles = new Map<string, Handle>();
+  /** Migrations done by this env on its own (a single server restarted); RoutedEnv counts its own. */
+  readonly stats: MigrationStats = newStats();
+  private readonly rollouts = new Map<string, Held>();
+  /** Rollouts whose migration failed: every later call fails with the same InfraError, until release. */
+  private readonly broken = new Map<string, InfraError>();
+  private readonly moving = new Map<string, Promise<void>>();
+  /** Rollouts moved off this server while it did not answer: freed here once it answers again as the same instance. */
+  private stale: Handle[] = [];
   private readonly prompts = new Map<string, string>();
+  private readonly onMigration?: (e: MigrationEvent) => void;
   fork?: (rolloutId: string, childIds: string[]) => Promise<void>;
   computeGroupReward?: (group: GroupMember[]) => Promise<RewardComponents[]>;
 
   constructor(
     readonly url: string,
     readonly metadata: RemoteMetadata,
-    options: EnvClientOptions = {},
+    options: RemoteEnvOptions = {},
   ) {
     this.client = new EnvClient(url, options);
+    this.onMigration = options.onMigration;
     this.name = metadata.name;
     this.description = metadata.description;
     this.rewardWeights = metadata.rewardWeights ?? {};
@@ -75,7 +159,7 @@ export class RemoteEnv implements Env {
   }
 
   /** Read `/metadata` and build the env. */
-  static async connect(url: string, options: EnvClientOptions = {}): Promise<RemoteEnv> {
+  static async connect(url: string, options: RemoteEnvOptions = {}): Promise<RemoteEnv> {
     const meta = await RemoteEnv.fetchMetadata(new EnvClient(url, options));
     return new RemoteEnv(url, meta, options);
   }
@@ -92,12 +176,27 @@ export class RemoteEnv implements Env {
 
   /** Rollouts this client holds. */
   get activeRollouts(): number {
-    return this.handles.size;
+    return this.rollouts.size;
   }
 
-  /** Whether this client holds the rollout (it was initialised here and not yet released). */
+  /** Whether this client holds the rollout (it was initialised here and not yet released or moved away). */
   holds(rolloutId: string): boolean {
-    return this.handles.has(rolloutId);
+    return this.rollouts.has(rolloutId);
+  }
+
+  /** The server said it drains: it takes no new rollouts. */
+  get draining(): boolean {
+    return this.client.draining;
+  }
+
+  /** The rollout's log (create body, lineage, calls with results), while this client holds it. */
+  logOf(rolloutId: string): RolloutLog | undefined {
+    return this.rollouts.get(rolloutId)?.log;
+  }
+
+  /** The server instance holding the rollout, as it answered when the rollout was created there. */
+  instanceOf(rolloutId: string): string | undefined {
+    return this.rollouts.get(rolloutId)?.handle.instance;
   }
 
   systemPrompt = (task: Task): string => this.prompts.get(task.id) ?? this.metadata.systemPrompt ?? "";
@@ -106,22 +205,32 @@ export class RemoteEnv implements Env {
     return this.metadata.tools;
   }
 
-  private handle(rolloutId: string): Handle {
-    const h = this.handles.get(rolloutId);
+  private held(rolloutId: string): Held {
+    const b = this.broken.get(rolloutId);
+    if (b) throw b;
+    const h = this.rollouts.get(rolloutId);
     if (!h) throw new EnvError(`${this.name}: unknown rollout "${rolloutId}" (not initialised, or already released)`);
     return h;
   }
 
-  /** A call on a rollout; a server that forgot it (restart, expiry) is an infrastructure failure. */
-  private async call(rolloutId: string, action: string, body: unknown): Promise<HttpReply> {
-    const h = this.handle(rolloutId);
-    const r = await this.client.request("POST", `/v1/rollouts/${encodeURIComponent(h.id)}/${action}`, body, {
-      "x-rollout-token": h.token,
-    });
-    const instance = r.headers["x-benchmax-instance"];
-    if (r.status === 404 || (h.instance && typeof instance === "string" && instance !== h.instance)) {
-      const restarted = h.instance && typeof instance === "string" && instance !== h.instance;
-      throw new InfraError(
+  /**
+   * A call on a rollout's server handle. A server that no longer holds it (404, restarted, unreachable, hung) throws
+   * a RolloutLostError; any other failure is the error the runner understands.
+   */
+  private async send(rolloutId: string, h: Handle, action: string, body: unknown): Promise<HttpReply> {
+    let r: HttpReply;
+    try {
+      r = await this.client.request("POST", `/v1/rollouts/${encodeURIComponent(h.id)}/${action}`, body, {
+        "x-rollout-token": h.token,
+      });
+    } catch (e) {
+      if (isEndpointDown(e)) throw new RolloutLostError(errorMessage(e), { cause: e, endpointDown: true });
+      throw e;
+    }
+    const instance = r.headers[INSTANCE_HEADER];
+    const restarted = !!h.instance && typeof instance === "string" && instance !== h.instance;
+    if (r.status === 404 || restarted) {
+      throw new RolloutLostError(
         `${this.url}: the env server ${restarted ? "restarted and " : ""}lost rollout "${rolloutId}" (${replyMessage(r)})`,
       );
     }
@@ -129,39 +238,214 @@ export class RemoteEnv implements Env {
     return r;
   }
 
-  async init(rolloutId: string, task: Task): Promise<void> {
-    if (this.handles.has(rolloutId)) throw new EnvError(`${this.name}: rollout "${rolloutId}" already exists`);
-    const body = serverTasks.has(task) ? { taskId: task.id } : { task };
+  /** POST /v1/rollouts with a create body. */
+  private async create(rolloutId: string, body: Record<string, unknown>, taskId?: string): Promise<Handle> {
     const r = await this.client.request("POST", "/v1/rollouts", body);
     if (r.status !== 201) throw errorOf(r, `creating rollout "${rolloutId}"`, this.url);
     const b = r.body as { rolloutId: string; token: string; systemPrompt?: string };
-    if (typeof b.systemPrompt === "string") this.prompts.set(task.id, b.systemPrompt);
-    const inst = r.headers["x-benchmax-instance"];
-    this.handles.set(rolloutId, {
-      id: b.rolloutId,
-      token: b.token,
-      instance: typeof inst === "string" ? inst : undefined,
-    });
+    if (taskId !== undefined && typeof b.systemPrompt === "string") this.prompts.set(taskId, b.systemPrompt);
+    const inst = r.headers[INSTANCE_HEADER];
+    return { id: b.rolloutId, token: b.token, instance: typeof inst === "string" ? inst : undefined };
   }
 
-  private async forkRollout(rolloutId: string, childIds: string[]): Promise<void> {
+  async init(rolloutId: string, task: Task): Promise<void> {
+    if (this.rollouts.has(rolloutId)) throw new EnvError(`${this.name}: rollout "${rolloutId}" already exists`);
+    this.broken.delete(rolloutId);
+    const body = serverTasks.has(task) ? { taskId: task.id } : { task };
+    const handle = await this.create(rolloutId, body, task.id);
+    this.rollouts.set(rolloutId, { handle, log: newLog(body) });
+  }
+
+  // ---- one attempt on this server, no migration (RoutedEnv drives these) ----
+
+  /** Run a tool on the server holding the rollout and log the result; a loss throws RolloutLostError. */
+  async runToolHere(rolloutId: string, call: ToolCallRequest): Promise<ToolResult> {
+    const held = this.held(rolloutId);
+    const r = await this.send(rolloutId, held.handle, "call", call);
+    const result = r.body as ToolResult;
+    held.log.calls.push({ call, result });
+    return result;
+  }
+
+  /** Score the rollout on the server holding it; a loss throws RolloutLostError. */
+  async computeRewardHere(rolloutId: string, messages: Message[]): Promise<RewardComponents> {
+    const held = this.held(rolloutId);
+    const r = await this.send(rolloutId, held.handle, "reward", { messages });
+    return (r.body as { rewards: RewardComponents }).rewards;
+  }
+
+  /** Fork the rollout on the server holding it; each child's log starts as a copy of the parent's. */
+  async forkHere(rolloutId: string, childIds: string[]): Promise<void> {
     if (childIds.length === 0) return;
-    const r = await this.call(rolloutId, "fork", { n: childIds.length });
-    const parent = this.handle(rolloutId);
+    const parent = this.held(rolloutId);
+    const r = await this.send(rolloutId, parent.handle, "fork", { n: childIds.length });
     const kids = (r.body as { children: Array<{ rolloutId: string; token: string }> }).children;
     childIds.forEach((id, i) => {
-      this.handles.set(id, { id: kids[i]!.rolloutId, token: kids[i]!.token, instance: parent.instance });
+      this.broken.delete(id);
+      this.rollouts.set(id, {
+        handle: { id: kids[i]!.rolloutId, token: kids[i]!.token, instance: parent.handle.instance },
+        log: forkLog(parent.log, rolloutId),
+      });
     });
   }
 
+  /**
+   * Drop a rollout this client holds without telling its server (which lost it); returns its log. With `stale` (the
+   * server did not answer: it may be hung, not gone), the rollout is released there once the server answers again as
+   * the same instance.
+   */
+  detach(rolloutId: string, options: { stale?: boolean } = {}): RolloutLog | undefined {
+    const h = this.rollouts.get(rolloutId);
+    this.rollouts.delete(rolloutId);
+    if (h && options.stale && h.handle.instance) this.stale.push(h.handle);
+    return h?.log;
+  }
+
+  /** Mark a rollout as failed for good (until released): its calls throw `error`. */
+  markBroken(rolloutId: string, error: InfraError): void {
+    this.rollouts.delete(rolloutId);
+    this.broken.set(rolloutId, error);
+  }
+
+  /**
+   * Rebuild a rollout on this server from its log: create it with the logged create body, replay every logged call
+   * in order, and check each result (content and isError, as canonical JSON) against the logged one. On success this
+   * client holds the rollout (same id, same log). A result that differs throws a ReplayDivergedError; a server that
+   * fails meanwhile throws what `send` throws (the half-built rollout is released where the server still answers).
+   */
+  async rebuild(rolloutId: string, log: RolloutLog, onReplay?: () => void): Promise<{ replayed: number }> {
+    if (this.rollouts.has(rolloutId)) throw new EnvError(`${this.name}: rollout "${rolloutId}" already exists`);
+    const handle = await this.create(rolloutId, log.create);
+    let i = 0;
+    try {
+      for (; i < log.calls.length; i++) {
+        const { call, result } = log.calls[i]!;
+        onReplay?.();
+        let got: unknown;
+        try {
+          got = (await this.send(rolloutId, handle, "call", call)).body;
+        } catch (e) {
+          if (isRolloutLost(e)) throw e;
+          throw new ReplayDivergedError(
+            `replayed call ${i + 1} of ${log.calls.length} (${call.name}) failed on ${this.url}: ${errorMessage(e)}`,
+            i,
+          );
+        }
+        if (resultKey(got) !== resultKey(result)) {
+          throw new ReplayDivergedError(
+            `replayed call ${i + 1} of ${log.calls.length} (${call.name}) on ${this.url} returned ${clip(resultKey(got))}; the log has ${clip(resultKey(result))}`,
+            i,
+          );
+        }
+      }
+    } catch (e) {
+      if (!(isRolloutLost(e) && (e as RolloutLostError).endpointDown)) {
+        void this.releaseHandle(handle).catch(() => undefined);
+      }
+      throw e;
+    }
+    this.broken.delete(rolloutId);
+    this.rollouts.set(rolloutId, { handle, log });
+    return { replayed: i };
+  }
+
+  /** GET /health on sockets of its own; never throws. Frees the rollouts left on this server while it hung. */
+  async probe(): Promise<Probe> {
+    const p = await this.client.probe();
+    if (this.stale.length > 0 && (p.state === "healthy" || p.state === "draining")) {
+      const left = this.stale;
+      this.stale = [];
+      for (const h of left) {
+        // a new instance holds none of them
+        if (h.instance === p.instance) void this.releaseHandle(h).catch(() => undefined);
+      }
+    }
+    return p;
+  }
+
+  // ---- the Env: one server, which may restart ----
+
   async runTool(rolloutId: string, call: ToolCallRequest): Promise<ToolResult> {
-    const r = await this.call(rolloutId, "call", call);
-    return r.body as ToolResult;
+    return this.withMigration(rolloutId, () => this.runToolHere(rolloutId, call));
   }
 
   async computeReward(rolloutId: string, messages: Message[], _task: Task): Promise<RewardComponents> {
-    const r = await this.call(rolloutId, "reward", { messages });
-    return (r.body as { rewards: RewardComponents }).rewards;
+    return this.withMigration(rolloutId, () => this.computeRewardHere(rolloutId, messages));
+  }
+
+  private forkRollout(rolloutId: string, childIds: string[]): Promise<void> {
+    return this.withMigration(rolloutId, () => this.forkHere(rolloutId, childIds));
+  }
+
+  /** Run `op`; a lost rollout is rebuilt on this same URL when it answers as a new instance, then `op` runs again. */
+  private async withMigration<R>(rolloutId: string, op: () => Promise<R>): Promise<R> {
+    for (let n = 0; ; n++) {
+      await this.moving.get(rolloutId);
+      const instance = this.instanceOf(rolloutId);
+      try {
+        return await op();
+      } catch (e) {
+        if (!isRolloutLost(e)) throw e;
+        if (n >= MAX_MIGRATIONS_PER_CALL) {
+          const err = migrationFailed(rolloutId, e, `lost again after ${n} migrations`);
+          this.markBroken(rolloutId, err);
+          throw err;
+        }
+        // another call of the same rollout may be moving it already
+        if (this.moving.has(rolloutId) || this.instanceOf(rolloutId) !== instance) continue;
+        const p = this.migrateHere(rolloutId, e, instance);
+        this.moving.set(rolloutId, p);
+        try {
+          await p;
+        } finally {
+          this.moving.delete(rolloutId);
+        }
+      }
+    }
+  }
+
+  private async migrateHere(rolloutId: string, lost: RolloutLostError, oldInstance?: string): Promise<void> {
+    const t0 = performance.now();
+    const log = this.detach(rolloutId);
+    if (!log) throw lost;
+    let replayed = 0;
+    const end = (ok: boolean, error?: string) => {
+      const ev: MigrationEvent = {
+        rolloutId,
+        from: this.url,
+        ok,
+        reason: lost.message,
+        replayed,
+        ms: performance.now() - t0,
+      };
+      if (ok) ev.to = this.url;
+      if (error !== undefined) ev.error = error;
+      this.onMigration?.(ev);
+    };
+    const fail = (why: string): never => {
+      this.stats.failedMigrations++;
+      const err = migrationFailed(rolloutId, lost, why);
+      this.markBroken(rolloutId, err);
+      end(false, why);
+      throw err;
+    };
+    const p = await this.probe();
+    if (p.state !== "healthy") {
+      fail(`no live server left: ${this.url} is ${p.state}${p.error ? ` (${p.error})` : ""}`);
+    }
+    if (!p.instance || p.instance === oldInstance) {
+      fail(`no live server left: ${this.url} answers as the same instance, which no longer holds the rollout`);
+    }
+    try {
+      await this.rebuild(rolloutId, log, () => {
+        replayed++;
+        this.stats.replayedCalls++;
+      });
+    } catch (e) {
+      fail(isReplayDiverged(e) ? errorMessage(e) : `rebuilding on ${this.url}: ${errorMessage(e)}`);
+    }
+    this.stats.migrations++;
+    end(true);
   }
 
   private async groupReward(group: GroupMember[]): Promise<RewardComponents[]> {
@@ -176,10 +460,7 @@ export class RemoteEnv implements Env {
     return checkGroupRewards((r.body as { rewards?: unknown }).rewards, group.length, `${this.url} group reward`);
   }
 
-  async release(rolloutId: string): Promise<void> {
-    const h = this.handles.get(rolloutId);
-    if (!h) return;
-    this.handles.delete(rolloutId);
+  private async releaseHandle(h: Handle): Promise<void> {
     const r = await this.client.request(
       "POST",
       `/v1/rollouts/${encodeURIComponent(h.id)}/release`,
@@ -189,7 +470,27 @@ export class RemoteEnv implements Env {
       },
     );
     // already gone on the server (expired, restarted) is fine for a release
-    if (r.status !== 200 && r.status !== 404) throw errorOf(r, `release of "${rolloutId}"`, this.url);
+    if (r.status !== 200 && r.status !== 404) throw errorOf(r, `release of "${h.id}"`, this.url);
+  }
+
+  /** Free the rollout on its server. A rollout whose server is gone (or that failed to migrate) is just dropped. */
+  async release(rolloutId: string): Promise<void> {
+    this.broken.delete(rolloutId);
+    const h = this.rollouts.get(rolloutId);
+    if (!h) return;
+    this.rollouts.delete(rolloutId);
+    try {
+      await this.releaseHandle(h.handle);
+    } catch (e) {
+      // a dead server holds nothing to free
+      if (!isEndpointDown(e)) throw e;
+    }
+  }
+
+  /** Drop a rollout without a request (its server is known to be down; if it only hung, it is freed when back). */
+  forget(rolloutId: string): void {
+    this.detach(rolloutId, { stale: true });
+    this.broken.delete(rolloutId);
   }
 
   async loadTasks(source?: string, options: LoadTasksOptions = {}): Promise<Task[]> {
@@ -210,16 +511,12 @@ export class RemoteEnv implements Env {
 
   /** GET /health answered 200. */
   async healthy(): Promise<boolean> {
-    try {
-      const r = await this.client.request("GET", "/health");
-      return r.status === 200;
-    } catch {
-      return false;
-    }
+    return (await this.probe()).state === "healthy";
   }
 
   async close(): Promise<void> {
-    const ids = [...this.handles.keys()];
+    const ids = [...this.rollouts.keys()];
     await Promise.all(ids.map((id) => this.release(id).catch(() => {})));
+    this.broken.clear();
   }
 }

@@ -13,22 +13,41 @@ import {
   type ToolSpec,
 } from "@benchmax/core";
 import { isEndpointDown } from "./http-client.js";
-import type { RemoteEnv } from "./remote-env.js";
+import {
+  isRolloutLost,
+  isUnavailable,
+  MAX_MIGRATIONS_PER_CALL,
+  migrationFailed,
+  type RemoteEnv,
+  type RolloutLostError,
+} from "./remote-env.js";
+import { isReplayDiverged, type MigrationEvent, type MigrationStats, newStats } from "./rollout-log.js";
 
 export interface RoutedEnvOptions {
-  /** How often endpoints marked dead are probed with GET /health (ms). Default 5 s. */
+  /** How often endpoints marked dead or draining are probed with GET /health (ms). Default 5 s. */
   healthIntervalMs?: number;
+  /** Called after every migration of a rollout, successful or not. */
+  onMigration?: (e: MigrationEvent) => void;
 }
 
 interface Endpoint {
   env: RemoteEnv;
+  /** Reachable: new rollouts may go here (unless it drains). Set false at the first failure, true when /health answers. */
   alive: boolean;
 }
 
 /**
- * One Env over N env servers: a new rollout goes to the live endpoint with the fewest rollouts (endpoints that
- * failed are skipped until their /health answers again); every later call of a rollout — and its forks — goes
- * to the endpoint that holds it. A rollout whose endpoint dies fails as an infra_error.
+ * One Env over N env servers. A new rollout goes to the live, non-draining endpoint with the fewest rollouts;
+ * every later call of a rollout — and its forks — goes to the endpoint that holds it.
+ *
+ * A rollout is a log (its create body, fork lineage, and tool calls with results; see RemoteEnv). When its endpoint
+ * dies (refused, reset), hangs (no answer, and no answer on /health), restarts (a new instance) or forgets it (404),
+ * the rollout migrates: it is re-created on another live endpoint — on the same URL only if that answers as a new
+ * instance — and its logged calls are replayed there in order, each result checked against the log; then the call
+ * that failed runs there. The runner sees nothing. A replayed result that differs, or no endpoint left, fails the
+ * call with an InfraError "migration failed: …" (the runner's infra_error: never scored). A dead endpoint leaves the
+ * rotation at once and is probed every `healthIntervalMs`; a draining one (503 DRAINING, a draining /health, or
+ * `x-benchmax-draining: 1`) gets no new rollouts while its live ones stay until it goes away.
  */
 export class RoutedEnv implements Env {
   readonly name: string;
@@ -36,8 +55,14 @@ export class RoutedEnv implements Env {
   readonly rewardWeights: Record<string, number>;
   readonly passThreshold?: number;
   readonly endpoints: Endpoint[];
+  /** Migrations, replayed calls and failed migrations so far. */
+  readonly stats: MigrationStats = newStats();
   private readonly affinity = new Map<string, Endpoint>();
+  /** Rollouts whose migration failed: their calls fail with the same InfraError until release. */
+  private readonly broken = new Map<string, InfraError>();
+  private readonly moving = new Map<string, Promise<void>>();
   private readonly prober: NodeJS.Timeout;
+  private readonly onMigration?: (e: MigrationEvent) => void;
   private next = 0;
   fork?: (rolloutId: string, childIds: string[]) => Promise<void>;
   computeGroupReward?: (group: GroupMember[]) => Promise<RewardComponents[]>;
@@ -57,6 +82,7 @@ export class RoutedEnv implements Env {
     this.description = first.description;
     this.rewardWeights = first.rewardWeights;
     this.passThreshold = first.passThreshold;
+    this.onMigration = options.onMigration;
     if (first.fork) this.fork = (id, kids) => this.forkRollout(id, kids);
     if (first.computeGroupReward) this.computeGroupReward = (g) => this.groupReward(g);
     this.prober = setInterval(() => void this.probe(), options.healthIntervalMs ?? 5000);
@@ -72,53 +98,162 @@ export class RoutedEnv implements Env {
     return this.endpoints[0]!.env.listTools();
   }
 
-  /** Endpoints currently considered alive. */
+  /** Endpoints currently considered alive (draining ones included: they still serve their rollouts). */
   get alive(): string[] {
     return this.endpoints.filter((e) => e.alive).map((e) => e.env.url);
   }
 
-  /** Probe dead endpoints now; those whose /health answers come back. */
+  /** Endpoints that said they drain: no new rollouts go there. */
+  get draining(): string[] {
+    return this.endpoints.filter((e) => e.alive && e.env.draining).map((e) => e.env.url);
+  }
+
+  /** Probe dead and draining endpoints now: those whose /health answers come back (a draining one stays out). */
   async probe(): Promise<void> {
-    await Promise.all(
-      this.endpoints
-        .filter((e) => !e.alive)
-        .map(async (e) => {
-          if (await e.env.healthy()) e.alive = true;
-        }),
-    );
+    await Promise.all(this.endpoints.filter((e) => !e.alive || e.env.draining).map((e) => this.probeOne(e)));
+  }
+
+  private async probeOne(e: Endpoint): Promise<void> {
+    const p = await e.env.probe();
+    if (p.state === "healthy" || p.state === "draining") e.alive = true;
+    else if (p.state === "down") e.alive = false;
   }
 
   private markDown(e: Endpoint, err: unknown): void {
-    if (isEndpointDown(err)) e.alive = false;
+    if (isEndpointDown(err) || (isRolloutLost(err) && (err as RolloutLostError).endpointDown)) e.alive = false;
   }
 
-  /** Live endpoints by load (fewest rollouts first, round-robin among equals); dead ones last. */
+  /** Live endpoints by load (fewest rollouts first, round-robin among equals); then dead ones; draining ones last. */
   private candidates(): Endpoint[] {
     const start = this.next++;
     const n = this.endpoints.length;
     const order = this.endpoints.map((_, i) => this.endpoints[(start + i) % n]!);
-    const live = order.filter((e) => e.alive).sort((a, b) => a.env.activeRollouts - b.env.activeRollouts);
-    return [...live, ...order.filter((e) => !e.alive)];
+    const live = order
+      .filter((e) => e.alive && !e.env.draining)
+      .sort((a, b) => a.env.activeRollouts - b.env.activeRollouts);
+    return [...live, ...order.filter((e) => !e.alive), ...order.filter((e) => e.alive && e.env.draining)];
   }
 
   private route(rolloutId: string): Endpoint {
+    const b = this.broken.get(rolloutId);
+    if (b) throw b;
     const e = this.affinity.get(rolloutId);
     if (!e) throw new EnvError(`${this.name}: unknown rollout "${rolloutId}" (not initialised, or already released)`);
     return e;
   }
 
-  private async on<R>(rolloutId: string, fn: (env: RemoteEnv) => Promise<R>): Promise<R> {
-    const e = this.route(rolloutId);
-    try {
-      return await fn(e.env);
-    } catch (err) {
-      this.markDown(e, err);
+  /** Run `op` on the endpoint holding the rollout; a lost rollout migrates, then `op` runs again where it went. */
+  private async on<R>(rolloutId: string, op: (env: RemoteEnv) => Promise<R>): Promise<R> {
+    for (let n = 0; ; n++) {
+      await this.moving.get(rolloutId);
+      const e = this.route(rolloutId);
+      try {
+        return await op(e.env);
+      } catch (err) {
+        this.markDown(e, err);
+        if (!isRolloutLost(err)) throw err;
+        if (n >= MAX_MIGRATIONS_PER_CALL) {
+          const f = migrationFailed(rolloutId, err, `lost again after ${n} migrations`);
+          this.stats.failedMigrations++;
+          this.fail(rolloutId, e, f);
+          throw f;
+        }
+        // another call of the same rollout may be moving it already
+        if (this.moving.has(rolloutId) || this.affinity.get(rolloutId) !== e || !e.env.holds(rolloutId)) continue;
+        const p = this.migrate(rolloutId, e, err);
+        this.moving.set(rolloutId, p);
+        try {
+          await p;
+        } finally {
+          this.moving.delete(rolloutId);
+        }
+      }
+    }
+  }
+
+  private fail(rolloutId: string, from: Endpoint, err: InfraError): void {
+    from.env.detach(rolloutId);
+    this.affinity.delete(rolloutId);
+    this.broken.set(rolloutId, err);
+  }
+
+  /**
+   * Rebuild a lost rollout from its log on another live endpoint (by load), else on a dead one that answers /health
+   * again, else on its own URL if that answers as a new instance.
+   */
+  private async migrate(rolloutId: string, from: Endpoint, lost: RolloutLostError): Promise<void> {
+    const t0 = performance.now();
+    const oldInstance = from.env.instanceOf(rolloutId);
+    const log = from.env.detach(rolloutId, { stale: lost.endpointDown });
+    if (!log) throw lost;
+    let replayed = 0;
+    const errors: string[] = [];
+    const tried = new Set<Endpoint>([from]);
+    let probedDead = false;
+    let triedSame = false;
+    const event = (ok: boolean, to?: string, error?: string) => {
+      const ev: MigrationEvent = { rolloutId, from: from.env.url, ok, reason: lost.message, replayed, ms: 0 };
+      if (to !== undefined) ev.to = to;
+      if (error !== undefined) ev.error = error;
+      ev.ms = performance.now() - t0;
+      this.onMigration?.(ev);
+    };
+    const giveUp = (why: string): never => {
+      this.stats.failedMigrations++;
+      const err = migrationFailed(rolloutId, lost, why);
+      this.affinity.delete(rolloutId);
+      this.broken.set(rolloutId, err);
+      event(false, undefined, why);
       throw err;
+    };
+    for (;;) {
+      let target = this.candidates().find((e) => !tried.has(e) && e.alive && !e.env.draining);
+      if (!target && !probedDead) {
+        // endpoints marked dead may be back (a restart the prober has not seen yet)
+        probedDead = true;
+        await Promise.all(this.endpoints.filter((e) => !tried.has(e) && !e.alive).map((e) => this.probeOne(e)));
+        continue;
+      }
+      if (!target && !triedSame) {
+        // last: the rollout's own URL, only if it answers as a new instance (never the one that lost it)
+        triedSame = true;
+        const p = await from.env.probe();
+        if (p.state === "healthy" && p.instance && p.instance !== oldInstance) {
+          from.alive = true;
+          target = from;
+        } else {
+          errors.push(
+            `${from.env.url}: ${p.state === "healthy" ? "the same instance, which lost the rollout" : p.state}`,
+          );
+        }
+      }
+      if (!target) return giveUp(`no live endpoint left to take it (${errors.join("; ") || "none"})`);
+      tried.add(target);
+      try {
+        await target.env.rebuild(rolloutId, log, () => {
+          replayed++;
+          this.stats.replayedCalls++;
+        });
+      } catch (err) {
+        if (isReplayDiverged(err)) return giveUp(errorMessage(err));
+        // that endpoint failed too (down, hung, restarted meanwhile, full or draining): the next one
+        if (isRolloutLost(err) || isEndpointDown(err) || isUnavailable(err)) {
+          this.markDown(target, err);
+          errors.push(`${target.env.url}: ${errorMessage(err)}`);
+          continue;
+        }
+        return giveUp(`re-creating it on ${target.env.url}: ${errorMessage(err)}`);
+      }
+      this.affinity.set(rolloutId, target);
+      this.stats.migrations++;
+      event(true, target.env.url);
+      return;
     }
   }
 
   async init(rolloutId: string, task: Task): Promise<void> {
     const errors: string[] = [];
+    this.broken.delete(rolloutId);
     for (const e of this.candidates()) {
       try {
         await e.env.init(rolloutId, task);
@@ -126,8 +261,8 @@ export class RoutedEnv implements Env {
         this.affinity.set(rolloutId, e);
         return;
       } catch (err) {
-        // only an unreachable endpoint is worth another try; anything else is the env's answer
-        if (!isEndpointDown(err)) throw err;
+        // only an unreachable, full or draining endpoint is worth another try; anything else is the env's answer
+        if (!isEndpointDown(err) && !isUnavailable(err)) throw err;
         this.markDown(e, err);
         errors.push(errorMessage(err));
       }
@@ -136,17 +271,21 @@ export class RoutedEnv implements Env {
   }
 
   private async forkRollout(rolloutId: string, childIds: string[]): Promise<void> {
+    await this.on(rolloutId, (env) => env.forkHere(rolloutId, childIds));
+    // the parent may have migrated before the fork: the children are where it is now
     const e = this.route(rolloutId);
-    await this.on(rolloutId, (env) => env.fork!(rolloutId, childIds));
-    for (const id of childIds) this.affinity.set(id, e);
+    for (const id of childIds) {
+      this.broken.delete(id);
+      this.affinity.set(id, e);
+    }
   }
 
   runTool(rolloutId: string, call: ToolCallRequest): Promise<ToolResult> {
-    return this.on(rolloutId, (env) => env.runTool(rolloutId, call));
+    return this.on(rolloutId, (env) => env.runToolHere(rolloutId, call));
   }
 
-  computeReward(rolloutId: string, messages: Message[], task: Task): Promise<RewardComponents> {
-    return this.on(rolloutId, (env) => env.computeReward(rolloutId, messages, task));
+  computeReward(rolloutId: string, messages: Message[], _task: Task): Promise<RewardComponents> {
+    return this.on(rolloutId, (env) => env.computeRewardHere(rolloutId, messages));
   }
 
   private async groupReward(group: GroupMember[]): Promise<RewardComponents[]> {
@@ -163,10 +302,16 @@ export class RoutedEnv implements Env {
     throw last instanceof Error ? last : new InfraError("no env server reachable for the group reward");
   }
 
+  /** Free the rollout where it lives; on an endpoint known dead (or after a failed migration) this is a no-op. */
   async release(rolloutId: string): Promise<void> {
+    this.broken.delete(rolloutId);
     const e = this.affinity.get(rolloutId);
     if (!e) return;
     this.affinity.delete(rolloutId);
+    if (!e.alive) {
+      e.env.forget(rolloutId);
+      return;
+    }
     try {
       await e.env.release(rolloutId);
     } catch (err) {
