@@ -249,6 +249,10 @@ def run_cookbook(step, tasks, out):
 
 
 def main():
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # a step holds hundreds of keep-alive connections
     client = BenchmaxClient(ENDPOINTS, args.token)
     tasks = [t for t in client.tasks() if isinstance(t.get("prompt"), str)]
     arithmetic = [t for t in tasks if re.search(r"\d\s*[-+×÷*/−]\s*\d", t["prompt"]) and "$" not in t["prompt"]]
@@ -282,8 +286,7 @@ def main():
     from benchmax_client.transport import HEALTH
 
     left = sum(len(v) for v in HEALTH.orphans.values())
-    time.sleep(client.down_s)
-    freed = client.release_orphans()
+    freed = client.release_orphans(now=True)
     emit("done", orphans_left=left, orphans_freed=freed)
 
 

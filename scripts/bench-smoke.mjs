@@ -3,7 +3,7 @@
 // the soak's rollouts through `benchmax serve` all finish. Timings are not gated (they depend on the machine); a
 // rollout that fails in the soak is a bug whatever the machine. The soak is shortened to 1,000 rollouts, and the
 // sessions-at-scale bench to 512 sessions, and `validate` (bench/validate.mjs) to 100,000 rows, the live-interpreter memory figure to 16
-// interpreters and the watch dashboard to 100,000 rollouts.
+// interpreters, the watch dashboard to 100,000 rollouts and the fleet to 3 nodes × 2 servers.
 // Writes its results to a temporary folder, never over bench/results.*.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -26,6 +26,8 @@ const run = spawnSync(process.execPath, [join(root, "bench", "run.mjs"), "--out"
     // 16 live interpreters for the memory figure instead of 256, and a watch dashboard over 100,000 rollouts
     BENCH_LIVE_N: "16",
     BENCH_WATCH_ROLLOUTS: "100000",
+    // the fleet under faults at CI's shape (3 nodes × 2 servers) instead of the seed's 5 × 20
+    BENCH_FLEET_SHAPE: "small",
     ...process.env,
   },
 });

@@ -95,13 +95,20 @@ class EndpointHealth:
         #: rollouts left behind on an endpoint taken for gone (hung, or it refused): freed once it answers again
         self.orphans: Dict[str, List[Tuple[str, str]]] = {}
         self.probing: set = set()
+        #: the current interval an endpoint taken for gone waits before its next probe
+        self.backoff: Dict[str, float] = {}
 
     def mark(self, endpoint: str, for_s: float, dead: bool, why: str = "") -> None:
+        """No new rollouts on `endpoint` for `for_s`; `dead`: taken for gone, for `for_s` doubled at each mark in a
+        row (up to 8 s), so a node that stays down is probed less and less often."""
         with self._lock:
-            until = time.monotonic() + for_s
-            self.down[endpoint] = max(until, self.down.get(endpoint, 0.0))
+            now = time.monotonic()
             if dead:
-                self.dead[endpoint] = max(until, self.dead.get(endpoint, 0.0))
+                if endpoint in self.dead:
+                    for_s = min(8.0, max(for_s, 2 * self.backoff.get(endpoint, for_s)))
+                self.backoff[endpoint] = for_s
+                self.dead[endpoint] = max(now + for_s, self.dead.get(endpoint, 0.0))
+            self.down[endpoint] = max(now + for_s, self.down.get(endpoint, 0.0))
             if why:
                 self.why[endpoint] = why
 
@@ -110,6 +117,7 @@ class EndpointHealth:
         with self._lock:
             self.down.pop(endpoint, None)
             self.dead.pop(endpoint, None)
+            self.backoff.pop(endpoint, None)
             return self.orphans.pop(endpoint, [])
 
     def claim(self, endpoint: str) -> bool:
@@ -552,13 +560,20 @@ class BenchmaxClient:
         errors = []
         for ep in self._order(avoid):
             if self.health.was_dead(ep) and not self._is_dead(ep):
-                # it was gone: a cheap /health first (a restarted server is back at once, a hung one costs 2 s)
-                if not self.alive(ep):
-                    self._mark_down(ep, True, "/health silent")
-                    errors.append("%s: /health silent" % ep)
+                # it was gone: a cheap /health first (a restarted server is back at once, a hung one costs 2 s),
+                # by one thread at a time; the others pass it by meanwhile
+                if not self.health.claim(ep):
+                    errors.append("%s: being probed" % ep)
                     continue
-                for rid, token in self.health.clear(ep):
-                    self._release_quietly(Rollout(ep, rid, token, ""))
+                try:
+                    if not self.alive(ep):
+                        self._mark_down(ep, True, "/health silent")
+                        errors.append("%s: /health silent" % ep)
+                        continue
+                    for rid, token in self.health.clear(ep):
+                        self._release_quietly(Rollout(ep, rid, token, ""))
+                finally:
+                    self.health.unclaim(ep)
             elif self._is_dead(ep):
                 errors.append("%s: gone moments ago (%s)" % (ep, self.health.why.get(ep, "")))
                 continue
@@ -741,12 +756,14 @@ class BenchmaxClient:
         except (BenchmaxInfraError, _Lost):
             self.health.orphan(r.endpoint, r.rollout_id, r.token)
 
-    def release_orphans(self) -> int:
+    def release_orphans(self, now: bool = False) -> int:
         """Free the rollouts left behind on endpoints that were gone (hung, or refused) and answer again; one probe
-        per endpoint at a time across the process. How many were freed."""
+        per endpoint at a time across the process (2 s for one still silent). A create does this for the endpoint it
+        tries; a trainer may call it at the end of a run (`now`: also endpoints whose next probe is not due yet).
+        How many were freed."""
         freed = 0
         for ep in list(self.health.orphans):
-            if self._is_dead(ep) or not self.health.claim(ep):
+            if (self._is_dead(ep) and not now) or not self.health.claim(ep):
                 continue
             try:
                 if not self.alive(ep):
@@ -760,8 +777,6 @@ class BenchmaxClient:
         return freed
 
     def close(self) -> None:
-        if self.health.orphans:
-            self.release_orphans()
         with self._lock:
             idle, self._idle = self._idle, {}
         for conns in idle.values():
