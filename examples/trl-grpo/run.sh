@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# GRPO with TRL on a benchmax env: builds the benchmax-client wheel, installs it, serves the env, trains, and stops
-# the server on every exit path.
+# GRPO with TRL on a benchmax env: installs the benchmax-client package (packages/skyrl/python), serves the env,
+# trains, and stops the server on every exit path.
 #
 #   examples/trl-grpo/run.sh            BENCHMAX_ENV=math PORT=8000 MODEL=Qwen/Qwen3-0.6B
 set -euo pipefail
@@ -12,15 +12,15 @@ export BENCHMAX_TOKEN="${BENCHMAX_TOKEN:-$(od -An -N16 -tx1 /dev/urandom | tr -d
 export BENCHMAX_URL="http://127.0.0.1:$PORT"
 PYTHON="${PYTHON:-python3}"
 
-wheels="$(mktemp -d)"
-"$PYTHON" "$root/packages/skyrl/python/build_wheel.py" --out "$wheels" --package benchmax_client
-"$PYTHON" -m pip install --no-index "$wheels"/benchmax_client-*.whl
+# setuptools builds it (pyproject.toml; no dependencies). Offline, where setuptools and wheel are installed:
+# PIP_NO_BUILD_ISOLATION=0 PIP_NO_INDEX=1 examples/trl-grpo/run.sh     (pip reads the 0 as "build without isolation")
+"$PYTHON" -m pip install --no-deps "$root/packages/skyrl/python"
 
 set -m
 node "$root/packages/cli/bin/benchmax.js" serve "$BENCHMAX_ENV" --port "$PORT" --token "$BENCHMAX_TOKEN" &
 server=$!
 set +m
-trap 'kill -TERM -- "-$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$wheels"' EXIT
+trap 'kill -TERM -- "-$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 for _ in $(seq 1 120); do

@@ -31,4 +31,4 @@ __all__ = [
     "text_of",
 ]
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402  (packages/skyrl/package.json, the one place it is set)

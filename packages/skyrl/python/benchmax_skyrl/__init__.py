@@ -23,4 +23,4 @@ __all__ = [
     "register_env_classes",
 ]
 
-__version__ = "0.2.0"
+from benchmax_client._version import __version__  # noqa: E402  (one version: benchmax-client's)
