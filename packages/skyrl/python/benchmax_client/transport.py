@@ -95,6 +95,8 @@ class EndpointHealth:
         #: rollouts left behind on an endpoint taken for gone (hung, or it refused): freed once it answers again
         self.orphans: Dict[str, List[Tuple[str, str]]] = {}
         self.probing: set = set()
+        self.prober: Optional[threading.Thread] = None
+        self.prober_client: Optional["BenchmaxClient"] = None
         #: the current interval an endpoint taken for gone waits before its next probe
         self.backoff: Dict[str, float] = {}
 
@@ -131,6 +133,29 @@ class EndpointHealth:
     def unclaim(self, endpoint: str) -> None:
         with self._lock:
             self.probing.discard(endpoint)
+
+    def watch(self, client: "BenchmaxClient") -> None:
+        """Make sure a background thread re-probes endpoints taken for gone, so a node that comes back is in
+        rotation again (and the rollouts left there are freed) without any create paying for the probe."""
+        with self._lock:
+            self.prober_client = client
+            if self.prober is not None and self.prober.is_alive():
+                return
+            self.prober = threading.Thread(target=self._probe_loop, name="benchmax-endpoint-prober", daemon=True)
+            self.prober.start()
+
+    def _probe_loop(self) -> None:
+        while True:
+            time.sleep(0.5)
+            with self._lock:
+                due = [ep for ep in self.dead if time.monotonic() >= self.dead[ep]]
+                client = self.prober_client
+                if not self.dead:
+                    self.prober = None
+                    return
+            for ep in due:
+                if client is not None:
+                    client.recover(ep)
 
     def orphan(self, endpoint: str, rollout_id: str, token: str) -> None:
         with self._lock:
@@ -349,9 +374,11 @@ class BenchmaxClient:
             self._idle.setdefault(endpoint, []).append(conn)
 
     def _mark_down(self, endpoint: str, dead: bool = False, why: str = "") -> None:
-        """No new rollouts on `endpoint` for `down_s`; `dead` (refused or hung): no calls at all meanwhile."""
+        """No new rollouts on `endpoint` for `down_s`; `dead` (refused or hung): no calls at all meanwhile, and a
+        background probe puts it back once its /health answers."""
         self.health.mark(endpoint, self.down_s, dead, why)
         if dead:
+            self.health.watch(self)
             with self._lock:
                 for c in self._idle.pop(endpoint, []):
                     c.close()
@@ -542,15 +569,32 @@ class BenchmaxClient:
             self._instances[r.rollout_id] = instance
 
     def _order(self, avoid: Optional[str] = None) -> List[str]:
-        """Endpoints to try for a new rollout: round robin over those up, then those marked down; `avoid` (the
-        endpoint a rollout was just lost on) last."""
+        """Endpoints to try for a new rollout: round robin over those up, then those marked down (draining), then
+        those taken for gone (the background probe has not put them back yet); `avoid` (the endpoint a rollout was
+        just lost on) last."""
         n = len(self.endpoints)
         start = self._next
         self._next = (self._next + 1) % n
-        ring = [self.endpoints[(start + i) % n] for i in range(n)]
-        up = [e for e in ring if not self._is_down(e) and e != avoid]
-        down = [e for e in ring if self._is_down(e) and e != avoid]
-        return up + down + ([avoid] if avoid in ring else [])
+        ring = [e for e in (self.endpoints[(start + i) % n] for i in range(n)) if e != avoid]
+        gone = self.health.was_dead
+        up = [e for e in ring if not self._is_down(e) and not gone(e)]
+        down = [e for e in ring if self._is_down(e) and not gone(e)]
+        return up + down + [e for e in ring if gone(e)] + ([avoid] if avoid in self.endpoints else [])
+
+    def recover(self, ep: str) -> bool:
+        """Probe an endpoint taken for gone whose next probe is due: if its /health answers, it is back in rotation
+        and the rollouts left there are freed. One probe per endpoint at a time across the process."""
+        if not self.health.claim(ep):
+            return False
+        try:
+            if not self.alive(ep):
+                self._mark_down(ep, True, "/health silent")
+                return False
+            for rid, token in self.health.clear(ep):
+                self._release_quietly(Rollout(ep, rid, token, ""))
+            return True
+        finally:
+            self.health.unclaim(ep)
 
     def _post_new(
         self, path: str, body: Dict[str, Any], what: str, none: str, avoid: Optional[str] = None
@@ -560,20 +604,10 @@ class BenchmaxClient:
         errors = []
         for ep in self._order(avoid):
             if self.health.was_dead(ep) and not self._is_dead(ep):
-                # it was gone: a cheap /health first (a restarted server is back at once, a hung one costs 2 s),
-                # by one thread at a time; the others pass it by meanwhile
-                if not self.health.claim(ep):
-                    errors.append("%s: being probed" % ep)
+                # reached only when every live endpoint failed: probe it here (a hung one costs 2 s)
+                if not self.recover(ep):
+                    errors.append("%s: still gone (%s)" % (ep, self.health.why.get(ep, "")))
                     continue
-                try:
-                    if not self.alive(ep):
-                        self._mark_down(ep, True, "/health silent")
-                        errors.append("%s: /health silent" % ep)
-                        continue
-                    for rid, token in self.health.clear(ep):
-                        self._release_quietly(Rollout(ep, rid, token, ""))
-                finally:
-                    self.health.unclaim(ep)
             elif self._is_dead(ep):
                 errors.append("%s: gone moments ago (%s)" % (ep, self.health.why.get(ep, "")))
                 continue
@@ -763,17 +797,11 @@ class BenchmaxClient:
         How many were freed."""
         freed = 0
         for ep in list(self.health.orphans):
-            if (self._is_dead(ep) and not now) or not self.health.claim(ep):
+            if self._is_dead(ep) and not now:
                 continue
-            try:
-                if not self.alive(ep):
-                    self._mark_down(ep, True, "/health silent")
-                    continue
-                for rid, token in self.health.clear(ep):
-                    self._release_quietly(Rollout(ep, rid, token, ""))
-                    freed += 1
-            finally:
-                self.health.unclaim(ep)
+            left = len(self.health.orphans.get(ep, []))
+            if self.recover(ep):
+                freed += left
         return freed
 
     def close(self) -> None:
