@@ -13,7 +13,7 @@ import { importOptional, warnSkip } from "./optional.js";
  * server in each, listening only on its namespace's own address. A run is spread over them with RoutedEnv; one host
  * is killed mid-run. Its rollouts migrate to the other hosts (rebuilt from the client's logs by replay): no retry, none
  * is scored 0, and every rollout finishes. The same with SkyRL's shim (packages/skyrl/python, run by Debian's python3): its rollouts on the killed
- * host raise BenchmaxInfraError, never a reward of 0, and the others are scored. The addresses (10.213.x.y/30) exist only inside the namespaces and veth pairs this test creates, and are
+ * host migrate to the live hosts (the client's log replayed), and every one is scored. The addresses (10.213.x.y/30) exist only inside the namespaces and veth pairs this test creates, and are
  * removed in afterAll. Needs root (CAP_NET_ADMIN); where namespaces are unavailable the test is skipped with the
  * reason printed.
  */
@@ -183,7 +183,7 @@ describe.skipIf(!!importReason || !!nsReason)("a fleet over network namespaces",
     );
   });
 
-  it("the SkyRL shim spread over the hosts: the killed host's rollouts raise infra errors, the rest score 1", async () => {
+  it("the SkyRL shim spread over the hosts: the killed host's rollouts migrate, every one scores 1", async () => {
     const shimDir = fileURLToPath(new URL("../../skyrl/python", import.meta.url));
     const python = "/usr/bin/python3";
     if (!existsSync(`${shimDir}/benchmax_skyrl/text_env.py`) || !existsSync(python)) {
@@ -210,7 +210,7 @@ describe.skipIf(!!importReason || !!nsReason)("a fleet over network namespaces",
     );
     let stderr = "";
     py.stderr.on("data", (d) => (stderr += d));
-    const results: Array<{ task: number; reward?: number; error?: string }> = [];
+    const results: Array<{ task: number; reward?: number; error?: string; migrations?: number }> = [];
     let killedUrl = "";
     let inFlight = 0;
     for await (const line of createInterface({ input: py.stdout })) {
@@ -232,15 +232,14 @@ describe.skipIf(!!importReason || !!nsReason)("a fleet over network namespaces",
     expect(stderr).not.toMatch(/Traceback/);
     expect(inFlight).toBeGreaterThan(0);
     expect(results.map((r) => r.task).sort((a, b) => a - b)).toEqual(Array.from({ length: N }, (_, i) => i));
-    const failed = results.filter((r) => r.error !== undefined);
-    for (const r of failed) expect(r.error, `task ${r.task}`).toMatch(/BenchmaxInfraError/);
-    for (const r of results.filter((x) => x.error === undefined)) expect(r.reward, `task ${r.task}`).toBe(1);
-    expect(results.filter((r) => r.reward === 0)).toEqual([]);
-    // the killed host's rollouts failed; the ones created after the kill went to the live hosts
-    expect(failed.length).toBe(inFlight);
-    expect(failed.every((r) => r.task < N / 2)).toBe(true);
+    // the killed host's rollouts migrated to the live hosts (rebuilt from the client's log): no error, no 0
+    expect(results.filter((r) => r.error !== undefined)).toEqual([]);
+    for (const r of results) expect(r.reward, `task ${r.task}`).toBe(1);
+    const moved = results.reduce((a, r) => a + (r.migrations ?? 0), 0);
+    expect(moved).toBe(inFlight);
+    expect(results.filter((r) => (r.migrations ?? 0) > 0).every((r) => r.task < N / 2)).toBe(true);
     console.log(
-      `[reliability] multi-host shim: killed ${killedUrl} with ${inFlight} rollouts in flight; ${failed.length} infra errors, ${N - failed.length} of ${N} scored 1`,
+      `[reliability] multi-host shim: killed ${killedUrl} with ${inFlight} rollouts in flight; ${moved} migrated, ${N} of ${N} scored 1`,
     );
   }, 120_000);
 });

@@ -1,7 +1,7 @@
 """The SkyRL shim (packages/skyrl/python) spread over a fleet: runs notes episodes through BenchmaxTextEnv against
 every endpoint in argv[1] (comma-separated) with token argv[2]. Starts the first `half` episodes, prints "KILL" after
 they are created, waits for a line on stdin (the test kills a host meanwhile), then finishes all of them and starts
-the rest. Prints one JSON line per episode: {"task", "reward"} or {"task", "error"}, then "DONE".
+the rest. Prints one JSON line per episode: {"task", "reward", "migrations"} or {"task", "error"}, then "DONE".
 Run: PYTHONPATH=packages/skyrl/python python3 shim-fleet.py URL,URL,URL TOKEN N
 """
 import json
@@ -31,7 +31,8 @@ def finish(i, env):
     try:
         env.step("<tool_call>%s</tool_call>" % json.dumps(call))
         out = env.step("done")
-        print(json.dumps({"task": i, "reward": out["reward"], "done": out["done"]}), flush=True)
+        moved = env.rollout.migrations if env.rollout is not None else 0
+        print(json.dumps({"task": i, "reward": out["reward"], "done": out["done"], "migrations": moved}), flush=True)
     except Exception as e:  # noqa: BLE001 - the test checks what it was
         print(json.dumps({"task": i, "error": "%s: %s" % (type(e).__name__, e)}), flush=True)
     finally:
