@@ -95,6 +95,8 @@ class EndpointHealth:
         #: rollouts left behind on an endpoint taken for gone (hung, or it refused): freed once it answers again
         self.orphans: Dict[str, List[Tuple[str, str]]] = {}
         self.probing: set = set()
+        #: host -> until when its endpoints come after the others for new rollouts (one of its servers was gone)
+        self.suspect: Dict[str, float] = {}
         self.prober: Optional[threading.Thread] = None
         self.prober_client: Optional["BenchmaxClient"] = None
         #: the current interval an endpoint taken for gone waits before its next probe
@@ -110,6 +112,8 @@ class EndpointHealth:
                     for_s = min(8.0, max(for_s, 2 * self.backoff.get(endpoint, for_s)))
                 self.backoff[endpoint] = for_s
                 self.dead[endpoint] = max(now + for_s, self.dead.get(endpoint, 0.0))
+                # its host's other servers share its fate more often than not (a preempted or hung node)
+                self.suspect[_host(endpoint)] = now + max(for_s, 5.0)
             self.down[endpoint] = max(now + for_s, self.down.get(endpoint, 0.0))
             if why:
                 self.why[endpoint] = why
@@ -171,6 +175,13 @@ class EndpointHealth:
 
     def was_dead(self, endpoint: str) -> bool:
         return endpoint in self.dead
+
+    def is_suspect(self, endpoint: str) -> bool:
+        return time.monotonic() < self.suspect.get(_host(endpoint), 0.0)
+
+
+def _host(endpoint: str) -> str:
+    return urlsplit(endpoint).hostname or endpoint
 
 
 HEALTH = EndpointHealth()
@@ -569,17 +580,19 @@ class BenchmaxClient:
             self._instances[r.rollout_id] = instance
 
     def _order(self, avoid: Optional[str] = None) -> List[str]:
-        """Endpoints to try for a new rollout: round robin over those up, then those marked down (draining), then
-        those taken for gone (the background probe has not put them back yet); `avoid` (the endpoint a rollout was
-        just lost on) last."""
+        """Endpoints to try for a new rollout: round robin over those up (those whose host just lost a server after
+        the others), then those marked down (draining), then those taken for gone (the background probe has not put
+        them back yet); `avoid` (the endpoint a rollout was just lost on) last."""
         n = len(self.endpoints)
         start = self._next
         self._next = (self._next + 1) % n
         ring = [e for e in (self.endpoints[(start + i) % n] for i in range(n)) if e != avoid]
         gone = self.health.was_dead
+        suspect = self.health.is_suspect
         up = [e for e in ring if not self._is_down(e) and not gone(e)]
         down = [e for e in ring if self._is_down(e) and not gone(e)]
-        return up + down + [e for e in ring if gone(e)] + ([avoid] if avoid in self.endpoints else [])
+        ordered = [e for e in up if not suspect(e)] + [e for e in up if suspect(e)] + down
+        return ordered + [e for e in ring if gone(e)] + ([avoid] if avoid in self.endpoints else [])
 
     def recover(self, ep: str) -> bool:
         """Probe an endpoint taken for gone whose next probe is due: if its /health answers, it is back in rotation
