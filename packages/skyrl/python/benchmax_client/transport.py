@@ -104,12 +104,12 @@ class EndpointHealth:
 
     def mark(self, endpoint: str, for_s: float, dead: bool, why: str = "") -> None:
         """No new rollouts on `endpoint` for `for_s`; `dead`: taken for gone, for `for_s` doubled at each mark in a
-        row (up to 8 s), so a node that stays down is probed less and less often."""
+        row (up to 4 s), so a node that stays down is probed less often."""
         with self._lock:
             now = time.monotonic()
             if dead:
                 if endpoint in self.dead:
-                    for_s = min(8.0, max(for_s, 2 * self.backoff.get(endpoint, for_s)))
+                    for_s = min(4.0, max(for_s, 2 * self.backoff.get(endpoint, for_s)))
                 self.backoff[endpoint] = for_s
                 self.dead[endpoint] = max(now + for_s, self.dead.get(endpoint, 0.0))
                 # its host's other servers share its fate more often than not (a preempted or hung node)
@@ -157,9 +157,10 @@ class EndpointHealth:
                 if not self.dead:
                     self.prober = None
                     return
-            for ep in due:
-                if client is not None:
-                    client.recover(ep)
+            # in parallel: a hung endpoint's probe takes its whole timeout, and a node has many endpoints
+            for ep in due[:64]:
+                if client is not None and ep not in self.probing:
+                    threading.Thread(target=client.recover, args=(ep,), daemon=True).start()
 
     def orphan(self, endpoint: str, rollout_id: str, token: str) -> None:
         with self._lock:
