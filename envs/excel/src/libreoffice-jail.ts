@@ -1,10 +1,15 @@
 /**
  * The jail one LibreOffice conversion batch runs in (Linux; util-linux `unshare`, `chroot`, `setpriv`, `prlimit`),
  * built like the code tools' jail (sandbox/jail.ts):
- * - `setpriv --pdeathsig KILL unshare -rmnp --fork --kill-child`: new user, mount, network and PID namespaces. The
- *   network namespace has only a down loopback, so no host, port or URL can be reached. When the host kills the
- *   process group (time limit) or the env process dies, the namespace's first process dies and the kernel kills
- *   everything in the PID namespace (`soffice.bin` included, not just the `oosplash` launcher).
+ * - `setpriv --pdeathsig KILL unshare -rmnpi --fork --kill-child`: new user, mount, network, PID and IPC namespaces
+ *   (no IPC namespace where the kernel has none: sandbox/jail.ts `jailNamespaceFlags`). The network namespace has
+ *   only a down loopback, so no host, port or URL can be reached; the IPC namespace holds whatever SysV IPC the batch
+ *   makes, freed with it and seen by no other batch or jail. When the host kills the process group (time limit) or
+ *   the env process dies, the namespace's first process dies and the kernel kills everything in the PID namespace
+ *   (`soffice.bin` included, not just the `oosplash` launcher).
+ * - A CPU cgroup of its own where one is writable (sandbox/cgroup.ts): the batch uses at most `defaultJailCpus()`
+ *   CPUs (1 unless BENCHMAX_JAIL_CPUS says otherwise), all its processes together, and competes with the code tools'
+ *   jails as one entity. The group is removed once the batch's process has exited (`runGroup`).
  * - `/` is a small tmpfs, remounted read-only once built: read-only binds of the LibreOffice install folder, the
  *   shared-library folders, the fonts and their configuration, `env`, `setpriv`, and `/dev/{null,zero,urandom}`.
  *   No `/proc`, no `/etc/passwd`, no home, no workspace, no dataset folder.
@@ -20,7 +25,8 @@ import { randomBytes } from "node:crypto";
 import { chownSync, existsSync, mkdirSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { LIB_DIRS, q, RootPlan } from "./sandbox/bind-lines.js";
-import { jailAvailable } from "./sandbox/jail.js";
+import { JailCgroup } from "./sandbox/cgroup.js";
+import { defaultJailCpus, inGroups, jailAvailable, jailNamespaceFlags } from "./sandbox/jail.js";
 import { spawnJailProcess } from "./sandbox/spawner.js";
 
 /**
@@ -210,26 +216,35 @@ export function jailScript(spec: SofficeJailSpec): string {
   return lines.join("\n");
 }
 
-/** The command line that runs the jail (the caller spawns it in its own process group). */
+/** The CPU group of each command line `jailCommand` made, removed by `runGroup` once that command has exited. */
+const groups = new WeakMap<string[], JailCgroup>();
+
+/**
+ * The command line that runs the jail (the caller spawns it in its own process group, with `runGroup`: that removes
+ * its CPU group afterwards).
+ */
 export function jailCommand(spec: SofficeJailSpec): string[] {
   mkdirSync(join(spec.hostDir, ".jail"), { recursive: true });
   if (asRoot()) giveToJail(spec.hostDir);
   // readable by the jail (its host uid owns the folder), written by this process only
   writeFileSync(join(spec.hostDir, "fstab"), rootPlan(spec).fstab(), { mode: 0o644 });
-  return [
+  const cgroup = JailCgroup.create(undefined, defaultJailCpus());
+  const argv = inGroups(cgroup, [
     "setpriv",
     "--pdeathsig",
     "KILL",
     ...(asRoot() ? [`--reuid=${LO_HOST_ID}`, `--regid=${LO_HOST_ID}`, "--clear-groups"] : []),
     "--",
     "unshare",
-    "-rmnp",
+    jailNamespaceFlags(),
     "--fork",
     "--kill-child",
     "sh",
     "-c",
     jailScript(spec),
-  ];
+  ]);
+  if (cgroup) groups.set(argv, cgroup);
+  return argv;
 }
 
 /** Write the profile's settings (links never updated, macros off, no recent documents) into a profile folder. */
@@ -311,11 +326,13 @@ export function runGroup(argv: string[], timeoutMs: number, onSpawn?: (pid: numb
     }, timeoutMs);
     child.on("error", (e: Error) => {
       clearTimeout(timer);
+      groups.get(argv)?.remove();
       reject(e);
     });
     child.on("close", (code: number | null, signal: NodeJS.Signals | null) => {
       clearTimeout(timer);
       if (timedOut) kill(); // anything left in the group (an unjailed run) goes too
+      groups.get(argv)?.remove();
       resolve({ code, signal, stderr, timedOut, pid: child.pid });
     });
   });

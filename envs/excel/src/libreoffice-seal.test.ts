@@ -4,7 +4,7 @@
  * and recalc=libreoffice). A loopback listener must see zero hits, a host workbook must stay unread, rollouts must
  * not see each other or the gold, and a conversion that hangs is killed with everything under it.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -16,7 +16,9 @@ import { createExcelEnv } from "./index.js";
 import { findSoffice, LibreOfficeRecalc, OutputRecalcError } from "./libreoffice.js";
 import { rawSheetXlsx, zipFiles } from "./raw-xlsx.js";
 import { scoreOneCase } from "./reward.js";
-import { jailAvailable } from "./sandbox/jail.js";
+import { cpuCgroupSupport } from "./sandbox/cgroup.js";
+import { jailCpuMs } from "./sandbox/freeze.js";
+import { defaultJailCpus, ipcIsolated, jailAvailable } from "./sandbox/jail.js";
 import { cellKey, XlsxValues } from "./xlsx-values.js";
 import { ZipReader } from "./zip.js";
 
@@ -277,6 +279,48 @@ describe.skipIf(!soffice || !jail.ok)("LibreOffice seal", () => {
       clearInterval(watch);
     }
   }, 300_000);
+
+  it("a batch runs in its own IPC namespace and, where a CPU cgroup is writable, at most 1 CPU (a hanging model file)", async () => {
+    const lo = new LibreOfficeRecalc({ soffice: soffice!, timeoutMs: 15_000, batchWindowMs: 100, concurrency: 1 });
+    const comm = (p: number) => {
+      try {
+        return readFileSync(`/proc/${p}/comm`, "utf8").trim();
+      } catch {
+        return "";
+      }
+    };
+    const slow = lo.recalc(slowBook()).catch((e: Error) => e);
+    let batch: number | undefined;
+    let office: number | undefined;
+    for (let i = 0; i < 600 && office === undefined; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      for (const p of lo.running)
+        for (const d of descendants(p))
+          if (comm(d) === "soffice.bin") {
+            batch = p;
+            office = d;
+          }
+    }
+    expect(office, "soffice.bin seen running").toBeDefined();
+    const ns = (p: number) => readlinkSync(`/proc/${p}/ns/ipc`);
+    if (ipcIsolated()) expect(ns(office!)).not.toBe(ns(process.pid));
+    else console.warn(`[env-excel] the LibreOffice jail has no IPC namespace here: ${jail.reason}`);
+    const capped = !!cpuCgroupSupport() && defaultJailCpus() > 0;
+    if (capped) expect(readFileSync(`/proc/${office}/cgroup`, "utf8")).toMatch(/benchmax-jails-\d+\/j\d+/);
+    else
+      console.warn("[env-excel] no CPU cgroup for LibreOffice batches here: they are bounded by their time limit only");
+    // the batch's CPU over wall time while it computes (bounded by its quota, whatever the file asks for)
+    const c0 = jailCpuMs(batch!);
+    const t0 = performance.now();
+    await new Promise((r) => setTimeout(r, 2000));
+    const rate = (jailCpuMs(batch!) - c0) / (performance.now() - t0);
+    console.info(
+      `[env-excel] a hanging LibreOffice batch ran at ${rate.toFixed(2)} CPUs (${capped ? "quota 1" : "no quota"})`,
+    );
+    if (capped) expect(rate).toBeLessThan(1.35);
+    expect(String(await slow)).toMatch(/timed out after 15000 ms/);
+    expect(lo.running.size).toBe(0);
+  }, 120_000);
 
   it("a model-written file that hangs scores 0 through the scorer (not env_error)", async () => {
     const lo = new LibreOfficeRecalc({ soffice: soffice!, timeoutMs: 4000 });

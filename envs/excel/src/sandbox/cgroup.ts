@@ -1,12 +1,15 @@
 /**
- * A memory bound for a whole jail (every process in it together), from a cgroup of its own:
- * - cgroup v2 where /sys/fs/cgroup is the unified hierarchy with the memory controller delegated to a folder this
- *   process can write (`memory.max`, and `memory.swap.max` = 0);
- * - else a writable cgroup v1 memory hierarchy (`memory.limit_in_bytes`, and `memory.memsw.limit_in_bytes` where
- *   swap accounting exists);
- * - else none: the jail falls back to a per-process cap × a process cap (see jail.ts).
- * The jail's first process writes its own pid into `cgroup.procs` before it execs anything, so every later process
- * of the jail is born inside the group.
+ * Bounds for a whole jail (every process in it together), from cgroups of its own:
+ * - memory: cgroup v2 where /sys/fs/cgroup is the unified hierarchy with the memory controller delegated to a folder
+ *   this process can write (`memory.max`, and `memory.swap.max` = 0); else a writable cgroup v1 memory hierarchy
+ *   (`memory.limit_in_bytes`, and `memory.memsw.limit_in_bytes` where swap accounting exists); else none: the jail
+ *   falls back to a per-process cap × a process cap (see jail.ts);
+ * - CPU: `cpu.max` in the same v2 folder where the cpu controller is delegated too; else a writable cgroup v1 cpu
+ *   hierarchy (`cpu.cfs_quota_us` / `cpu.cfs_period_us`); else none: live-jail.ts then throttles the jail itself
+ *   (a stop/continue duty cycle, see freeze.ts). Each jail's group also competes for the CPU as one entity against the
+ *   others (the scheduler shares between groups first), however many threads it runs.
+ * The jail's first process writes its own pid into each group's `cgroup.procs` before it execs anything, so every
+ * later process of the jail is born inside the groups. `BENCHMAX_JAIL_CGROUP=off` turns every group off.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -18,7 +21,11 @@ interface Base {
   dir: string;
 }
 
-let base: Base | null | undefined;
+/** The CFS period every jail's CPU quota is counted in (µs). */
+const CPU_PERIOD_US = 100_000;
+
+let memBase: Base | null | undefined;
+let cpuBase: Base | null | undefined;
 let seq = 0;
 
 function ownPath(controller: string): string | undefined {
@@ -30,6 +37,16 @@ function ownPath(controller: string): string | undefined {
     }
   } catch {}
   return undefined;
+}
+
+function mounts(): string[][] {
+  try {
+    return readFileSync("/proc/self/mounts", "utf8")
+      .split("\n")
+      .map((l) => l.split(" "));
+  } catch {
+    return [];
+  }
 }
 
 /** Remove the groups earlier env processes left behind (their jails died with them: the groups are empty). */
@@ -51,106 +68,159 @@ function sweepStale(parent: string): void {
   }
 }
 
-function tryBase(kind: CgroupKind, parent: string): Base | null {
+/** What one controller needs: its v2 name, and the file a probe group writes to prove children can be limited. */
+const PROBES = {
+  memory: { v2: ["memory.max", String(64 * 1024 * 1024)], v1: ["memory.limit_in_bytes", String(64 * 1024 * 1024)] },
+  cpu: { v2: ["cpu.max", `${CPU_PERIOD_US} ${CPU_PERIOD_US}`], v1: ["cpu.cfs_quota_us", String(CPU_PERIOD_US)] },
+} as const;
+
+function tryBase(kind: CgroupKind, parent: string, controller: keyof typeof PROBES): Base | null {
   sweepStale(parent);
   const dir = join(parent, `benchmax-jails-${process.pid}`);
+  const made = !existsSync(dir);
   try {
     mkdirSync(dir, { recursive: true });
     if (kind === "v2") {
       const ctrls = readFileSync(join(dir, "cgroup.controllers"), "utf8");
-      if (!ctrls.split(/\s+/).includes("memory")) throw new Error("no memory controller");
-      writeFileSync(join(dir, "cgroup.subtree_control"), "+memory");
+      if (!ctrls.split(/\s+/).includes(controller)) throw new Error(`no ${controller} controller`);
+      writeFileSync(join(dir, "cgroup.subtree_control"), `+${controller}`);
     }
     // a probe group proves children can be made and limited
     const probe = join(dir, "probe");
     mkdirSync(probe);
-    writeFileSync(join(probe, kind === "v2" ? "memory.max" : "memory.limit_in_bytes"), String(64 * 1024 * 1024));
-    rmdirSync(probe);
+    try {
+      const [file, value] = PROBES[controller][kind];
+      writeFileSync(join(probe, file), value);
+    } finally {
+      rmdirSync(probe);
+    }
     return { kind, dir };
   } catch {
-    try {
-      rmdirSync(dir);
-    } catch {}
+    if (made)
+      try {
+        rmdirSync(dir);
+      } catch {}
     return null;
   }
 }
 
-function detect(): Base | null {
-  if (process.platform !== "linux" || process.env.BENCHMAX_JAIL_CGROUP === "off") return null;
-  const fsType = (() => {
-    try {
-      return readFileSync("/proc/self/mounts", "utf8")
-        .split("\n")
-        .find((l) => l.split(" ")[1] === "/sys/fs/cgroup")
-        ?.split(" ")[2];
-    } catch {
-      return undefined;
-    }
-  })();
-  if (fsType === "cgroup2") {
-    const own = ownPath("");
-    if (own !== undefined) {
-      const b = tryBase("v2", join("/sys/fs/cgroup", own));
-      if (b) return b;
-    }
+function off(): boolean {
+  return process.platform !== "linux" || process.env.BENCHMAX_JAIL_CGROUP === "off";
+}
+
+/** The unified hierarchy's folder of this process, when /sys/fs/cgroup is cgroup2. */
+function v2Parent(): string | undefined {
+  const fsType = mounts().find((m) => m[1] === "/sys/fs/cgroup")?.[2];
+  if (fsType !== "cgroup2") return undefined;
+  const own = ownPath("");
+  return own === undefined ? undefined : join("/sys/fs/cgroup", own);
+}
+
+/** A v1 hierarchy's folder of this process: the mount whose options name `controller`. */
+function v1Parent(controller: string): string | undefined {
+  const m = mounts().find((f) => f[2] === "cgroup" && (f[3] ?? "").split(",").includes(controller));
+  const own = ownPath(controller);
+  return m?.[1] && own !== undefined ? join(m[1], own) : undefined;
+}
+
+function detect(controller: keyof typeof PROBES): Base | null {
+  if (off()) return null;
+  const v2 = v2Parent();
+  if (v2) {
+    const b = tryBase("v2", v2, controller);
+    if (b) return b;
   }
-  const memRoot = "/sys/fs/cgroup/memory";
-  if (existsSync(join(memRoot, "memory.limit_in_bytes")) || existsSync(join(memRoot, "cgroup.procs"))) {
-    const own = ownPath("memory");
-    if (own !== undefined) return tryBase("v1", join(memRoot, own));
-  }
-  return null;
+  const v1 = v1Parent(controller);
+  return v1 ? tryBase("v1", v1, controller) : null;
 }
 
 /** Which cgroup memory bound jails get here, if any. */
 export function cgroupSupport(): CgroupKind | null {
-  if (base === undefined) base = detect();
-  return base ? base.kind : null;
+  if (memBase === undefined) memBase = detect("memory");
+  return memBase ? memBase.kind : null;
 }
 
-/** A memory group for one jail. */
+/** Which cgroup CPU bound (`cpu.max` / CFS quota) jails get here, if any. */
+export function cpuCgroupSupport(): CgroupKind | null {
+  if (cpuBase === undefined) cpuBase = detect("cpu");
+  return cpuBase ? cpuBase.kind : null;
+}
+
+/** A memory group and a CPU group for one jail (one folder on v2, one per hierarchy on v1), either may be absent. */
 export class JailCgroup {
-  readonly procsFile: string;
+  /** The `cgroup.procs` file of every group the jail's first process joins. */
+  readonly procsFiles: string[];
 
   private constructor(
-    readonly kind: CgroupKind,
-    readonly dir: string,
+    readonly memory: Base | undefined,
+    readonly cpu: Base | undefined,
   ) {
-    this.procsFile = join(dir, "cgroup.procs");
+    this.procsFiles = [...new Set([memory?.dir, cpu?.dir].filter((d): d is string => !!d))].map((d) =>
+      join(d, "cgroup.procs"),
+    );
   }
 
-  /** A new group capped at `memoryMb` for all its processes together; undefined where cgroups are not usable. */
-  static create(memoryMb: number): JailCgroup | undefined {
-    if (!cgroupSupport() || !base) return undefined;
-    const dir = join(base.dir, `j${++seq}`);
-    const bytes = String(Math.floor(memoryMb * 1024 * 1024));
-    try {
-      mkdirSync(dir);
-      if (base.kind === "v2") {
-        writeFileSync(join(dir, "memory.max"), bytes);
-        if (existsSync(join(dir, "memory.swap.max"))) writeFileSync(join(dir, "memory.swap.max"), "0");
-      } else {
-        writeFileSync(join(dir, "memory.limit_in_bytes"), bytes);
-        if (existsSync(join(dir, "memory.memsw.limit_in_bytes")))
-          writeFileSync(join(dir, "memory.memsw.limit_in_bytes"), bytes);
+  /**
+   * Groups capped at `memoryMb` for all the jail's processes together and at `cpus` CPUs (a CFS quota); undefined
+   * where no cgroup is usable. `memoryMb` undefined: no memory group; `cpus` 0 or less: no CPU group.
+   */
+  static create(memoryMb: number | undefined, cpus = 0): JailCgroup | undefined {
+    const made: string[] = [];
+    const id = `j${++seq}`;
+    // one folder per hierarchy: on v2 memory and cpu share the jail's one folder (a process is in one v2 group)
+    const group = (b: Base | null): Base | undefined => {
+      if (!b) return undefined;
+      const dir = join(b.dir, id);
+      if (!made.includes(dir)) {
+        mkdirSync(dir);
+        made.push(dir);
       }
-      return new JailCgroup(base.kind, dir);
+      return { kind: b.kind, dir };
+    };
+    try {
+      cgroupSupport();
+      cpuCgroupSupport();
+      const memory = memoryMb === undefined ? undefined : group(memBase ?? null);
+      const cpu = cpus > 0 ? group(cpuBase ?? null) : undefined;
+      if (memory && memoryMb !== undefined) {
+        const bytes = String(Math.floor(memoryMb * 1024 * 1024));
+        if (memory.kind === "v2") {
+          writeFileSync(join(memory.dir, "memory.max"), bytes);
+          if (existsSync(join(memory.dir, "memory.swap.max"))) writeFileSync(join(memory.dir, "memory.swap.max"), "0");
+        } else {
+          writeFileSync(join(memory.dir, "memory.limit_in_bytes"), bytes);
+          if (existsSync(join(memory.dir, "memory.memsw.limit_in_bytes")))
+            writeFileSync(join(memory.dir, "memory.memsw.limit_in_bytes"), bytes);
+        }
+      }
+      if (cpu) {
+        const quota = Math.max(1000, Math.round(cpus * CPU_PERIOD_US));
+        if (cpu.kind === "v2") writeFileSync(join(cpu.dir, "cpu.max"), `${quota} ${CPU_PERIOD_US}`);
+        else {
+          writeFileSync(join(cpu.dir, "cpu.cfs_period_us"), String(CPU_PERIOD_US));
+          writeFileSync(join(cpu.dir, "cpu.cfs_quota_us"), String(quota));
+        }
+      }
+      if (!memory && !cpu) return undefined;
+      return new JailCgroup(memory, cpu);
     } catch {
-      try {
-        rmdirSync(dir);
-      } catch {}
+      for (const d of made)
+        try {
+          rmdirSync(d);
+        } catch {}
       return undefined;
     }
   }
 
   /** Whether the group ran out of memory (a process in it was OOM-killed or an allocation failed). */
   hitLimit(): boolean {
+    if (!this.memory) return false;
     try {
-      if (this.kind === "v2") {
-        const ev = readFileSync(join(this.dir, "memory.events"), "utf8");
+      if (this.memory.kind === "v2") {
+        const ev = readFileSync(join(this.memory.dir, "memory.events"), "utf8");
         return /^(oom_kill|oom|max) [1-9]/m.test(ev);
       }
-      return Number(readFileSync(join(this.dir, "memory.failcnt"), "utf8")) > 0;
+      return Number(readFileSync(join(this.memory.dir, "memory.failcnt"), "utf8")) > 0;
     } catch {
       return false;
     }
@@ -158,22 +228,41 @@ export class JailCgroup {
 
   /** Peak memory of the whole group, bytes (where the kernel reports it). */
   peakBytes(): number | undefined {
+    if (!this.memory) return undefined;
     try {
-      const f = this.kind === "v2" ? "memory.peak" : "memory.max_usage_in_bytes";
-      return Number(readFileSync(join(this.dir, f), "utf8"));
+      const f = this.memory.kind === "v2" ? "memory.peak" : "memory.max_usage_in_bytes";
+      return Number(readFileSync(join(this.memory.dir, f), "utf8"));
     } catch {
       return undefined;
     }
   }
 
-  /** Remove the group once its processes are gone (retried for a while: the kernel frees them asynchronously). */
-  remove(tries = 50): void {
+  /** How often the CPU quota held the jail back: CFS periods it ran in and was throttled in (where reported). */
+  cpuThrottled(): { periods: number; throttled: number } | undefined {
+    if (!this.cpu) return undefined;
     try {
-      rmdirSync(this.dir);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === "ENOENT" || tries <= 0) return;
-      setTimeout(() => this.remove(tries - 1), 100).unref();
+      const stat = readFileSync(join(this.cpu.dir, "cpu.stat"), "utf8");
+      const num = (k: string) => Number(new RegExp(`^${k} (\\d+)`, "m").exec(stat)?.[1] ?? Number.NaN);
+      return { periods: num("nr_periods"), throttled: num("nr_throttled") };
+    } catch {
+      return undefined;
     }
+  }
+
+  /** Remove the groups once their processes are gone (retried for a while: the kernel frees them asynchronously). */
+  remove(tries = 50): void {
+    const left = [this.memory?.dir, this.cpu?.dir].filter((d, i, a): d is string => !!d && a.indexOf(d) === i);
+    const again = (dirs: string[], n: number) => {
+      const still = dirs.filter((d) => {
+        try {
+          rmdirSync(d);
+          return false;
+        } catch (e) {
+          return (e as NodeJS.ErrnoException).code !== "ENOENT";
+        }
+      });
+      if (still.length && n > 0) setTimeout(() => again(still, n - 1), 100).unref();
+    };
+    again(left, tries);
   }
 }

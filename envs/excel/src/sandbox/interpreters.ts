@@ -376,7 +376,8 @@ function evictFor(maxLive: number): void {
 async function sessionFor(req: ExecRequest, key: string): Promise<Session> {
   let s = sessions.get(key);
   if (s && !s.jail.alive) {
-    endSession(s);
+    // it ended between calls (its processes could not be held, it died): the model reads why on this call
+    endSession(s, `the previous interpreter ended (${s.jail.goneReason ?? "unknown"})`);
     s = undefined;
   }
   if (s) return s;
@@ -643,9 +644,29 @@ export function closeInterpreters(): void {
   pools.clear();
 }
 
+/** A rollout's live interpreter as the host sees it (tests and logs). */
+export interface JailInfo {
+  language: string;
+  /** The rollout's workspace folder. */
+  dir: string;
+  /** The jail's outermost host process. */
+  pid?: number;
+  /** The interpreter's host pid (the jail's PID namespace's first process). */
+  interpreterPid?: number;
+  /** Stopped between calls (live-jail.ts). */
+  frozen: boolean;
+  busy: boolean;
+  /** How a call's CPU is bounded: the jail's cgroup quota or the host's throttle. */
+  cpuBound: "cgroup" | "throttle" | "none";
+  /** The host throttle's count of hold-backs and their total length in the last call (no CPU cgroup). */
+  throttled?: { stops: number; stoppedMs: number };
+  /** The CPU cgroup's CFS periods and throttled periods so far (with a CPU cgroup). */
+  cgroupThrottled?: { periods: number; throttled: number };
+}
+
 /**
  * Live interpreters (rollouts'), warm ones per language, pool jails still starting per language, the host pids of
- * the live ones' jails, and where the last call's time went.
+ * the live ones' jails (and each one's state in `jails`), and where the last call's time went.
  */
 export function interpreterStats(): {
   live: number;
@@ -653,6 +674,7 @@ export function interpreterStats(): {
   warmBy: Record<string, number>;
   startingBy: Record<string, number>;
   pids: number[];
+  jails: JailInfo[];
   lastCall?: CallTiming;
 } {
   let warm = 0;
@@ -670,5 +692,16 @@ export function interpreterStats(): {
     startingBy,
     lastCall: lastTiming,
     pids: [...sessions.values()].map((s) => s.jail.pid).filter((p): p is number => p !== undefined),
+    jails: [...sessions.values()].map((s) => ({
+      language: s.key.split("\0")[0]!,
+      dir: s.dir,
+      pid: s.jail.pid,
+      interpreterPid: s.jail.interpreterPid(),
+      frozen: s.jail.frozen,
+      busy: s.jail.busy,
+      cpuBound: s.jail.cpuBound,
+      throttled: s.jail.throttled,
+      cgroupThrottled: s.jail.cgroupThrottled(),
+    })),
   };
 }

@@ -3,12 +3,18 @@
  *
  * `spawnJail` starts one long-lived jailed process (an interpreter waiting on its stdin for code, see
  * live-jail.ts). The chain, from the host:
- * - (with a cgroup) `sh` writes its own pid into the jail's memory cgroup, then execs the rest: every process of the
- *   jail is born in the group, so the memory cap holds for the jail as a whole (cgroup.ts);
+ * - (with a cgroup) `sh` writes its own pid into the jail's memory and CPU cgroups, then execs the rest: every
+ *   process of the jail is born in the groups, so the memory cap and the CPU quota (`cpus`) hold for the jail as a
+ *   whole (cgroup.ts; without a CPU group live-jail.ts throttles the jail itself, freeze.ts);
  * - `setpriv --pdeathsig KILL`: the jail dies with the env process, even when that is SIGKILLed; when the env runs as
  *   root, the same setpriv also becomes uid/gid 65534 (nobody), so the jail's user namespace maps to an unprivileged
  *   host uid — the kernel then enforces RLIMIT_NPROC (it never does for host root);
- * - `unshare -rmnp --fork --kill-child`: new user, mount, network and PID namespaces; the shell inside dies with it;
+ * - `unshare -rmnpi --fork --kill-child`: new user, mount, network, PID and IPC namespaces; the shell inside dies
+ *   with it. The IPC namespace holds the jail's SysV shared memory, semaphores and message queues: no other jail and
+ *   no host process sees them, and the kernel frees them all when the jail's last process ends. The shell caps them
+ *   in that namespace (`kernel.shmall`/`shmmax` at the jail's memory cap, 16 message queues, 4096 semaphores) where
+ *   the kernel lets a namespace's owner set them. Where IPC namespaces are missing the jail starts without one
+ *   (`ipcIsolated()` says so);
  * - bash closes every inherited fd from 3 up, builds the root: `/` is a small tmpfs, remounted read-only once built,
  *   holding only read-only (`ro,nosuid,nodev`) binds of the paths named in the spec (the interpreter binary, its
  *   libraries, single files in `/box`) and `/dev/{null,zero,urandom}`; `/work` is a tmpfs of `diskMb` (writes past it
@@ -56,6 +62,17 @@ export interface JailSpec {
   diskMb: number;
   /** Processes (threads included) the jail may hold at once (RLIMIT_NPROC). */
   maxProcs: number;
+  /** CPUs the jail may use at once, all its processes together (default `defaultJailCpus()`; 0: no bound). */
+  cpus?: number;
+}
+
+/** CPUs a jail may use at once by default (a cgroup CPU quota, else the host's throttle). */
+export const JAIL_CPUS = 1;
+
+/** The CPU bound of a jail whose spec names none: `BENCHMAX_JAIL_CPUS` (a number, 0: none), else `JAIL_CPUS`. */
+export function defaultJailCpus(): number {
+  const v = Number(process.env.BENCHMAX_JAIL_CPUS);
+  return process.env.BENCHMAX_JAIL_CPUS && Number.isFinite(v) && v >= 0 ? v : JAIL_CPUS;
 }
 
 /** The uid/gid the jail maps to on the host when the env runs as root. */
@@ -154,6 +171,7 @@ export function script(spec: JailSpec, root: string): string {
     ...plan.prepare(),
     `mount -a -T ${q(fstab)}`,
     'mount -o remount,bind,ro "$R"',
+    ...ipcCaps(spec),
     'cd "$R/work"',
     // the shell's own ulimit sets soft and hard limits alike (as prlimit did), in KiB for memory and file size
     [
@@ -179,7 +197,36 @@ export function script(spec: JailSpec, root: string): string {
   ].join("\n");
 }
 
-const UNSHARE = ["-rmnp", "--fork", "--kill-child"];
+/** The namespaces every jail gets (the IPC namespace where the kernel has them, see `jailAvailable`). */
+function unshareArgs(): string[] {
+  return [jailNamespaceFlags(), "--fork", "--kill-child"];
+}
+
+/** `unshare`'s namespace flags for a jail here: user, mount, network, PID, and IPC where available. */
+export function jailNamespaceFlags(): string {
+  jailAvailable();
+  return ipcNs ? "-rmnpi" : "-rmnp";
+}
+
+/** Whether jails get an IPC namespace of their own here. */
+export function ipcIsolated(): boolean {
+  return jailAvailable().ok && ipcNs;
+}
+
+/**
+ * The lines that cap SysV IPC inside the jail's own IPC namespace (its shell still sees the host's /proc, whose
+ * `kernel.*` IPC files are those of the writer's IPC namespace): shared memory at the jail's memory cap in all, 16
+ * message queues (16 KB each by default), 4096 semaphores. Only where the probe could write them.
+ */
+function ipcCaps(spec: JailSpec): string[] {
+  if (!ipcNs || !ipcSysctl) return [];
+  const bytes = Math.floor(spec.memoryMb * 1024 * 1024);
+  const pages = Math.ceil(bytes / pageSize);
+  const k = "/proc/sys/kernel";
+  return [
+    `{ echo ${pages} > ${k}/shmall && echo ${bytes} > ${k}/shmmax && echo 16 > ${k}/msgmni && echo '64 4096 32 64' > ${k}/sem; } 2>/dev/null || :`,
+  ];
+}
 /** No startup files: bash reads ~/.bashrc when its stdin is a socket (as Node's stdio pipes are). */
 const BASH = ["/bin/bash", "--norc", "--noprofile", "-c"];
 
@@ -196,6 +243,9 @@ function privDrop(): string[] {
 }
 
 let available: { ok: boolean; reason: string } | undefined;
+let ipcNs = false;
+let ipcSysctl = false;
+let pageSize = 4096;
 
 /** Whether the jail can be built on this machine (and why not). */
 export function jailAvailable(): { ok: boolean; reason: string } {
@@ -205,23 +255,47 @@ export function jailAvailable(): { ok: boolean; reason: string } {
     else if (!existsSync("/bin/bash")) available = { ok: false, reason: "bash is missing" };
     else {
       const dir = mountPoint();
-      const r = spawnSync(
-        privDrop()[0]!,
-        [
-          ...privDrop().slice(1),
-          "unshare",
-          ...UNSHARE,
-          ...BASH,
-          `mount -t tmpfs -o size=1m probe ${q(dir)} && command -v prlimit chroot env >/dev/null`,
-        ],
-        { encoding: "utf8", timeout: 5000, env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" } },
-      );
+      const probe = (flags: string) =>
+        spawnSync(
+          privDrop()[0]!,
+          [
+            ...privDrop().slice(1),
+            "unshare",
+            flags,
+            "--fork",
+            "--kill-child",
+            ...BASH,
+            [
+              `mount -t tmpfs -o size=1m probe ${q(dir)} && command -v prlimit chroot env >/dev/null && {`,
+              // only inside a new IPC namespace: whether its owner may set its limits (the jail's script does)
+              flags.includes("i")
+                ? "if { echo 16 > /proc/sys/kernel/msgmni; } 2>/dev/null; then echo ipc-sysctl; fi;"
+                : "",
+              "getconf PAGESIZE 2>/dev/null || :; }",
+            ].join(" "),
+          ],
+          { encoding: "utf8", timeout: 5000, env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" } },
+        );
+      let r = probe("-rmnpi");
+      ipcNs = r.status === 0;
+      const withIpc = r;
+      if (!ipcNs) r = probe("-rmnp");
+      if (r.status === 0) {
+        ipcSysctl = ipcNs && r.stdout.includes("ipc-sysctl");
+        pageSize = Number(/^(\d+)$/m.exec(r.stdout)?.[1]) || 4096;
+      }
+      const lastLine = (x: typeof r) => (x.stderr || x.error?.message || `exit ${x.status}`).trim().split("\n").pop();
       available =
         r.status === 0
-          ? { ok: true, reason: "user, mount, network and PID namespaces" }
+          ? {
+              ok: true,
+              reason: ipcNs
+                ? `user, mount, network, PID and IPC namespaces${ipcSysctl ? "" : " (the IPC limits could not be set: the memory cap bounds shared memory only where a cgroup does)"}`
+                : `user, mount, network and PID namespaces; NO IPC namespace (unshare -i failed: ${lastLine(withIpc)})`,
+            }
           : {
               ok: false,
-              reason: `unshare -rmnp with a tmpfs mount failed here (${(r.stderr || r.error?.message || `exit ${r.status}`).trim().split("\n").pop()})`,
+              reason: `unshare -rmnp with a tmpfs mount failed here (${lastLine(r)})`,
             };
     }
   }
@@ -233,10 +307,20 @@ export function jailAvailable(): { ok: boolean; reason: string } {
  * it): run it with the environment `{PATH}` only. The benchmark of jail starts (bench/jail-start.mjs) times it.
  */
 export function jailStartCommand(spec: JailSpec): string[] {
-  return [...privDrop(), "unshare", ...UNSHARE, ...BASH, script(spec, mountPoint())];
+  return [...privDrop(), "unshare", ...unshareArgs(), ...BASH, script(spec, mountPoint())];
 }
 
-/** A started jail: its host-side process (stdin/stdout/stderr pipes) and its memory group, if any. */
+/**
+ * `argv` run by a first process that joins every group of `cgroup` (one `cgroup.procs` per hierarchy) and then execs
+ * it, so every process it starts is born in the groups; `argv` itself without a group.
+ */
+export function inGroups(cgroup: JailCgroup | undefined, argv: string[]): string[] {
+  if (!cgroup) return argv;
+  const enter = 'n=$0; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 1; shift; n=$((n - 1)); done; exec "$@"';
+  return ["/bin/sh", "-c", enter, String(cgroup.procsFiles.length), ...cgroup.procsFiles, ...argv];
+}
+
+/** A started jail: its host-side process (stdin/stdout/stderr pipes) and its memory and CPU groups, if any. */
 export interface SpawnedJail {
   child: JailProcess;
   cgroup?: JailCgroup;
@@ -247,10 +331,9 @@ export interface SpawnedJail {
  * `nice` > 0 starts every process of the jail at that lower priority (a warm pool's start, which nobody waits for).
  */
 export function spawnJail(spec: JailSpec, nice = 0): SpawnedJail {
-  const cgroup = JailCgroup.create(spec.memoryMb);
+  const cgroup = JailCgroup.create(spec.memoryMb, spec.cpus ?? defaultJailCpus());
   const niced = nice > 0 && existsSync("/usr/bin/nice") ? ["/usr/bin/nice", "-n", String(Math.floor(nice)), "--"] : [];
-  const chain = [...niced, ...jailStartCommand(spec)];
-  const argv = cgroup ? ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', cgroup.procsFile, ...chain] : chain;
+  const argv = inGroups(cgroup, [...niced, ...jailStartCommand(spec)]);
   // from a small helper process (spawner.ts): a fork of the env process itself costs in proportion to its memory
   const child = spawnJailProcess(argv, { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" });
   if (cgroup) child.once("exit", () => cgroup.remove());

@@ -3,12 +3,19 @@
  * messages (frames.ts), one request at a time. It announces itself with `{t: "ready"}` once its libraries are
  * imported; a pool (interpreters.ts) keeps some of those waiting. A request past its time limit, a broken frame or
  * an early exit kills the whole jail; the caller gets a `JailGone` saying why.
+ *
+ * Between requests nothing of the jail runs (freeze.ts): once a request is answered, and before its answer is handed
+ * on, the interpreter is stopped and every other process of the jail is killed; the next request continues it. So
+ * the state a model keeps between calls (variables, imports, an open workbook) survives, while a background thread,
+ * child process or timer loop it left runs only while its own rollout's next call is in flight. During a request the
+ * jail's CPU is bounded by its cgroup's quota (cgroup.ts), or where there is none by a `Throttle` (freeze.ts).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { setPriority } from "node:os";
 import type { JailCgroup } from "./cgroup.js";
 import { encodeFrame, type Frame, type FrameError, FrameReader } from "./frames.js";
-import { type JailSpec, spawnJail } from "./jail.js";
+import { childrenOf, quiesce, resume, Throttle } from "./freeze.js";
+import { defaultJailCpus, type JailSpec, spawnJail } from "./jail.js";
 
 /** Why a live jail is gone: "timeout" (the caller's limit), "memory" (its cgroup hit the cap), or "died"/"protocol". */
 export class JailGone extends Error {
@@ -33,6 +40,14 @@ export class LiveJail {
   private onReady?: { resolve: () => void; reject: (e: Error) => void };
   private gone?: JailGone;
   private stderrTail = "";
+  /** The interpreter's host pid (the jail's PID namespace's first process), once it is ready. */
+  private initPid?: number;
+  /** The interpreter is stopped (between requests). */
+  private stopped = false;
+  /** An answered request's processes being stopped and killed before the answer is handed on. */
+  private settling = false;
+  private throttle?: Throttle;
+  private readonly cpus: number;
   /** Set while a request runs. */
   busy = false;
 
@@ -40,6 +55,7 @@ export class LiveJail {
     const { child, cgroup } = spawnJail(spec, nice);
     this.child = child;
     this.cgroup = cgroup;
+    this.cpus = spec.cpus ?? defaultJailCpus();
     this.reader = new FrameReader(maxHeadBytes, maxBodyBytes);
     this.ready = new Promise<void>((resolve, reject) => {
       this.onReady = { resolve, reject };
@@ -74,9 +90,47 @@ export class LiveJail {
     return !this.gone;
   }
 
+  /** Why the jail is gone (undefined while it lives). */
+  get goneReason(): string | undefined {
+    return this.gone?.message;
+  }
+
   /** The host pid of the jail's outermost process. */
   get pid(): number | undefined {
     return this.child.pid;
+  }
+
+  /**
+   * The interpreter's host pid: the only child of the outermost process (`unshare --fork`), which after start-up is
+   * the interpreter itself (the namespace's first process execs it). Undefined before it is ready or once it is gone.
+   */
+  interpreterPid(): number | undefined {
+    if (this.initPid === undefined && !this.onReady && !this.gone && this.child.pid !== undefined) {
+      const kids = childrenOf(this.child.pid);
+      if (kids.length === 1) this.initPid = kids[0];
+    }
+    return this.gone ? undefined : this.initPid;
+  }
+
+  /** Whether the jail is stopped now (between requests). */
+  get frozen(): boolean {
+    return this.stopped && !this.gone;
+  }
+
+  /** How a call's CPU is bounded: the jail's cgroup quota, the host's throttle, or none (`cpus` 0). */
+  get cpuBound(): "cgroup" | "throttle" | "none" {
+    if (this.cpus <= 0) return "none";
+    return this.cgroup?.cpu ? "cgroup" : "throttle";
+  }
+
+  /** The last request's throttle (where there is no CPU cgroup): how often and how long it held the jail back. */
+  get throttled(): { stops: number; stoppedMs: number } | undefined {
+    return this.throttle && { stops: this.throttle.stops, stoppedMs: this.throttle.stoppedMs };
+  }
+
+  /** The CPU cgroup's throttling counters (where there is one). */
+  cgroupThrottled(): { periods: number; throttled: number } | undefined {
+    return this.cgroup?.cpuThrottled();
   }
 
   /**
@@ -137,14 +191,38 @@ export class LiveJail {
       }
       this.pending = undefined;
       if (p.timer) clearTimeout(p.timer);
-      this.busy = false;
-      p.resolve(f);
+      this.settle(f, p.resolve);
     }
+  }
+
+  /**
+   * A request was answered: stop the interpreter and kill the rest of the jail, then hand the answer on. Where that
+   * cannot be done (the interpreter's pid is unknown, a process will not die) the jail is ended after the answer:
+   * nothing of it may run on between calls.
+   */
+  private settle(f: Frame, resolve: (f: Frame) => void): void {
+    this.throttle?.end();
+    const init = this.interpreterPid();
+    if (init === undefined) {
+      this.busy = false;
+      resolve(f);
+      this.kill(new JailGone("killed", "the interpreter could not be held between calls"));
+      return;
+    }
+    this.settling = true;
+    void quiesce(init).then((ok) => {
+      this.settling = false;
+      this.stopped = ok;
+      this.busy = false;
+      resolve(f);
+      if (!ok) this.kill(new JailGone("killed", "the interpreter's processes could not be stopped after the call"));
+    });
   }
 
   private fail(e: JailGone): void {
     if (this.gone) return;
     this.gone = e;
+    this.throttle?.end();
     if (this.onReady) {
       this.onReady.reject(e);
       this.onReady = undefined;
@@ -161,8 +239,13 @@ export class LiveJail {
   /** Send one request and wait for its answer; past `timeoutMs` the jail is killed. */
   request(head: Record<string, unknown>, body: Buffer | undefined, timeoutMs: number): Promise<Frame> {
     if (this.gone) return Promise.reject(this.gone);
-    if (this.pending) return Promise.reject(new Error("live jail: one request at a time"));
+    if (this.pending || this.settling) return Promise.reject(new Error("live jail: one request at a time"));
     this.busy = true;
+    const init = this.interpreterPid();
+    if (this.stopped && init !== undefined) resume(init);
+    this.stopped = false;
+    this.throttle =
+      this.cpuBound === "throttle" && init !== undefined ? new Throttle(init, this.cpus).start() : undefined;
     return new Promise<Frame>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.kill(new JailGone("timeout", `timed out after ${timeoutMs} ms`));

@@ -5,7 +5,8 @@
  * globals the code assigns (`x = 1`, `globalThis.rows = …`) and the loaded workbook carry over between calls.
  *
  * Requests: `exec` (workbook bytes first when the host sends them; `save` asks for the workbook's bytes back after
- * the code, otherwise they stay in memory until a `save` request) and `save`.
+ * the code, otherwise they stay in memory until a `save` request) and `save`. Between requests the host keeps the
+ * process stopped (live-jail.ts): a timer loop the code leaves runs only during the rollout's later requests.
  */
 export const NODE_RUNNER = String.raw`
 import { createRequire } from "node:module";

@@ -5,7 +5,10 @@
  *
  * Per request: when the host sends workbook bytes they replace `/work/workbook.xlsx` first; `print` output and the
  * traceback of the model's code are captured (capped); afterwards every other process of the jail is killed and reaped
- * (the interpreter is the PID namespace's first process), and when the call succeeded and the workbook file changed
+ * (the interpreter is the PID namespace's first process; the runner calls its own references, so code that rebinds
+ * `os.kill` or `os.waitpid` does not change them, and whatever the code does to the runner, once the answer is in the
+ * host stops the interpreter and kills the rest of the jail from outside: live-jail.ts, freeze.ts), and when the
+ * call succeeded and the workbook file changed
  * (inode, size or mtime) its bytes go back to the host. The protocol has its own descriptors: fd 0 and 1 point at
  * /dev/null while the model's code runs.
  */
@@ -21,6 +24,16 @@ sys.path[:0] = sys.argv[1].split(os.pathsep) if len(sys.argv) > 1 and sys.argv[1
 os.chdir("/work")
 import io, json, linecache, signal, stat, struct, traceback
 import openpyxl
+# the runner's own references: code that rebinds os.kill / os.waitpid does not change what the runner calls
+_kill, _waitpid, _WNOHANG = os.kill, os.waitpid, os.WNOHANG
+
+def _reap():
+    # children the host killed after the last call (zombies until reaped), then nothing is left waiting
+    try:
+        while _waitpid(-1, _WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
 
 WB = "/work/workbook.xlsx"
 
@@ -100,6 +113,7 @@ _n = 0
 _send({"t": "ready"})
 while True:
     req, body = _recv()
+    _reap()
     _t0 = time.perf_counter()
     if req.get("wb"):
         with open(WB + ".in", "wb") as f:
@@ -132,12 +146,12 @@ while True:
     finally:
         sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
     try:
-        os.kill(-1, signal.SIGKILL)
+        _kill(-1, signal.SIGKILL)
     except OSError:
         pass
     try:
         while True:
-            os.waitpid(-1, 0)
+            _waitpid(-1, 0)
     except ChildProcessError:
         pass
     _t2 = time.perf_counter()
