@@ -29,7 +29,8 @@ const PROMPTS = num("PROMPTS", small ? 8 : 64);
 const GROUP = num("GROUP", small ? 4 : 8);
 const TOKEN = "fleet-bench-token";
 const GRACE_S = 5;
-const PYTHON = process.env.BENCHMAX_PYTHON ?? (spawnSync("/usr/bin/python3", ["-V"]).status === 0 ? "/usr/bin/python3" : "python3");
+const PYTHON =
+  process.env.BENCHMAX_PYTHON ?? (spawnSync("/usr/bin/python3", ["-V"]).status === 0 ? "/usr/bin/python3" : "python3");
 const cli = join(root, "packages", "cli", "bin", "benchmax.js");
 const sh = (args) => {
   const r = spawnSync(args[0], args.slice(1), { encoding: "utf8" });
@@ -89,11 +90,12 @@ function removeNodes() {
 const serveHelp = sh([process.execPath, cli, "serve", "--help"]).out;
 const hasDrainFlag = serveHelp.includes("--drain-grace");
 
-/** One `benchmax serve math` in the node's namespace; resolves once it listens. */
-function startServer(node, j) {
-  const port = 18000 + j;
-  const args = [cli, "serve", "math", "--host", node.addr, "--port", String(port), "--token", TOKEN];
+/** One `benchmax serve <env>` (math by default) in the node's namespace; resolves once it listens. */
+function startServer(node, j, envName = "math", basePort = 18000) {
+  const port = basePort + j;
+  const args = [cli, "serve", envName, "--host", node.addr, "--port", String(port), "--token", TOKEN];
   args.push("--max-rollouts", "4096");
+  if (envName === "excel") args.push("--data-root", join(root, "envs", "excel"));
   if (hasDrainFlag) args.push("--drain-grace", String(GRACE_S));
   const [cmd, ...pre] = node.ns ? ["ip", "netns", "exec", node.ns, process.execPath] : [process.execPath];
   const proc = spawn(cmd, [...pre, ...args], {
@@ -144,6 +146,114 @@ async function getJson(url, path) {
   }
 }
 
+// ---- excel ---------------------------------------------------------------------------------------------------
+const EXCEL_PER_NODE = num("EXCEL_PER_NODE", small ? 1 : 4);
+const EXCEL_ROLLOUTS = num("EXCEL_ROLLOUTS", small ? 24 : 120);
+
+/**
+ * `benchmax serve excel` × EXCEL_PER_NODE on every node, driven through the TypeScript RoutedEnv (connectRemoteEnv)
+ * by the excel reference policy; node 1's excel servers are SIGKILLed a third of the way in. Every reward is compared
+ * with the same task's reward in-process; migrations are timed by RoutedEnv's onMigration events.
+ */
+async function excelFleet() {
+  const { runMany } = await import("@benchmax/core");
+  const { connectRemoteEnv } = await import("@benchmax/server");
+  const { default: mod } = await import("@benchmax/env-excel");
+  const local = await mod.createEnv({});
+  const base = await local.loadTasks();
+  const policy = local.referencePolicy();
+  const expected = new Map();
+  for (const r of (await runMany(local, base, policy, { concurrency: 4, keepMessages: false })).results) {
+    expected.set(r.taskId, r.reward);
+  }
+  await local.close();
+  const servers = [];
+  for (const node of nodes) {
+    for (let j = 0; j < EXCEL_PER_NODE; j++) servers.push(await startServer(node, j, "excel", 19000));
+  }
+  log(`excel: ${servers.length} servers up; ${EXCEL_ROLLOUTS} rollouts through RoutedEnv`);
+  const migrations = [];
+  const routed = await connectRemoteEnv(
+    servers.map((x) => x.url),
+    {
+      token: TOKEN,
+      timeoutMs: 120_000,
+      probeAfterMs: 2000,
+      probeTimeoutMs: 2000,
+      onMigration: (e) => migrations.push(e),
+    },
+  );
+  // each fixture task as a group (its ids unchanged: the env finds a task's files by its id)
+  const group = Math.max(1, Math.ceil(EXCEL_ROLLOUTS / base.length));
+  const victim = nodes[1 % NODES];
+  let killed = false;
+  const total = group * base.length;
+  const { results } = await runMany(routed, base, policy, {
+    group,
+    concurrency: 16,
+    keepMessages: false,
+    onEvent: (e) => {
+      if (e.type === "rollout" && !killed && e.done >= Math.floor(total / 3)) {
+        killed = true;
+        for (const sv of servers) if (sv.node === victim && sv.exit === undefined) sv.proc.kill("SIGKILL");
+        mark("excel_kill", { node: victim.k });
+      }
+    },
+  });
+  log(`excel: RoutedEnv stats ${JSON.stringify(routed.stats)}`);
+  await routed.close?.();
+  for (const sv of servers) if (sv.exit === undefined) sv.proc.kill("SIGKILL");
+  const wrong = results.filter((r) => r.outcome !== "infra_error" && r.reward !== expected.get(r.taskId));
+  const failed = results.filter((r) => r.outcome === "infra_error" || r.outcome === "env_error");
+  const ok = migrations
+    .filter((m) => m.ok)
+    .map((m) => m.ms)
+    .sort((a, b) => a - b);
+  const p99 = ok.length ? ok[Math.min(ok.length - 1, Math.floor(0.99 * ok.length))] : 0;
+  return [
+    {
+      id: "fleet.excel_failed_rollouts",
+      label: `excel rollouts that ended infra_error or env_error (${results.length} through RoutedEnv over ${servers.length} servers, node ${victim.k}'s SIGKILLed)`,
+      value: failed.length,
+      unit: "rollouts",
+      goal: "== 0",
+      pass: failed.length === 0,
+      ...(failed.length
+        ? {
+            note: failed
+              .slice(0, 3)
+              .map((r) => `${r.taskId}: ${r.error}`)
+              .join("; "),
+          }
+        : {}),
+    },
+    {
+      id: "fleet.excel_wrong_rewards",
+      label: "excel rewards that differ from the same task's reward in-process",
+      value: wrong.length,
+      unit: "rewards",
+      goal: "== 0",
+      pass: wrong.length === 0,
+      ...(wrong.length
+        ? {
+            note: wrong
+              .slice(0, 3)
+              .map((r) => `${r.taskId}: ${r.reward} vs ${expected.get(r.taskId)} (${r.outcome})`)
+              .join("; "),
+          }
+        : {}),
+    },
+    {
+      id: "fleet.excel_migration_p99_ms",
+      label: `excel migration time p99 (rebuilt by replaying the rollout's tool calls; ${ok.length} migrations, ${migrations.length - ok.length} failed)`,
+      value: p99,
+      unit: "ms",
+      goal: "<= 5000",
+      pass: ok.length > 0 && p99 <= 5000,
+    },
+  ];
+}
+
 // ---- the run -------------------------------------------------------------------------------------------------
 const stepAt = (f) => Math.max(1, Math.floor(STEPS * f));
 const FAULTS = {
@@ -153,7 +263,12 @@ const FAULTS = {
   cont: stepAt(0.7), // SIGCONT node 2
   drain: stepAt(0.85), // SIGTERM node 3 (NODES > 3), else node 0, mid-step
 };
-const victims = { kill: nodes[1 % NODES], stop: nodes[2 % NODES], drain: nodes[NODES > 3 ? 3 : 0], netem: nodes[4 % NODES] };
+const victims = {
+  kill: nodes[1 % NODES],
+  stop: nodes[2 % NODES],
+  drain: nodes[NODES > 3 ? 3 : 0],
+  netem: nodes[4 % NODES],
+};
 const events = [];
 const mark = (what, extra = {}) => {
   const e = { what, t: Date.now() / 1000, ...extra };
@@ -169,7 +284,23 @@ function tryNetem() {
     return;
   }
   const n = victims.netem;
-  const r = sh(["ip", "netns", "exec", n.ns, "tc", "qdisc", "add", "dev", n.nsIf, "root", "netem", "delay", "200ms", "loss", "5%"]);
+  const r = sh([
+    "ip",
+    "netns",
+    "exec",
+    n.ns,
+    "tc",
+    "qdisc",
+    "add",
+    "dev",
+    n.nsIf,
+    "root",
+    "netem",
+    "delay",
+    "200ms",
+    "loss",
+    "5%",
+  ]);
   netemNote = r.ok ? `200 ms delay and 5 % loss on node ${n.k}` : `skipped: tc netem unavailable here (${r.out})`;
   if (r.ok) mark("netem", { node: n.k });
 }
@@ -179,6 +310,11 @@ const outFile = join(work, "samples.jsonl");
 let result;
 try {
   createNodes();
+  if (process.env.BENCH_FLEET_EXCEL_ONLY) {
+    // the excel part alone (a quicker look at it)
+    result = { area: "fleet", figures: await excelFleet() };
+    throw Object.assign(new Error("excel only"), { done: true });
+  }
   const t0 = Date.now();
   log(`starting ${NODES} nodes × ${PER_NODE} servers${nsReason ? " (no namespaces)" : " (network namespaces)"}…`);
   for (const n of nodes) await startNode(n);
@@ -202,7 +338,10 @@ try {
   ];
   if (process.env.SKYRL_GYM_DIR) driverArgs.push("--skyrl-gym", process.env.SKYRL_GYM_DIR);
   driverArgs.push("--pause-steps", [FAULTS.kill, FAULTS.stop, FAULTS.drain].join(","));
-  const driver = spawn(PYTHON, driverArgs, { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, PYTHONUNBUFFERED: "1" } });
+  const driver = spawn(PYTHON, driverArgs, {
+    stdio: ["pipe", "pipe", "pipe"],
+    env: { ...process.env, PYTHONUNBUFFERED: "1" },
+  });
   let driverErr = "";
   driver.stderr.on("data", (d) => {
     driverErr = (driverErr + d).slice(-20000);
@@ -224,7 +363,9 @@ try {
     if (ev.event === "done") log("driver done", JSON.stringify(ev));
     if (ev.event === "step_end") {
       steps.push(ev);
-      log(`step ${ev.step} (${ev.trainer}): ${ev.samples} samples in ${ev.seconds.toFixed(2)} s${ev.failed ? ` FAILED: ${ev.error}` : ""}`);
+      log(
+        `step ${ev.step} (${ev.trainer}): ${ev.samples} samples in ${ev.seconds.toFixed(2)} s${ev.failed ? ` FAILED: ${ev.error}` : ""}`,
+      );
     }
     if (ev.event === "step_start" && ev.step === FAULTS.restart) {
       pending.push(
@@ -234,7 +375,8 @@ try {
           // back in rotation: the first rollout a client creates on the restarted servers
           for (;;) {
             let created = 0;
-            for (const sv of victims.kill.servers) created += (await getJson(sv.url, "/metrics")).body?.rolloutsCreated ?? 0;
+            for (const sv of victims.kill.servers)
+              created += (await getJson(sv.url, "/metrics")).body?.rolloutsCreated ?? 0;
             if (created > 0) {
               rotation = Date.now() / 1000 - back.t;
               mark("back_in_rotation", { seconds: rotation });
@@ -267,7 +409,10 @@ try {
       pending.push(
         (async () => {
           await Promise.all(victims.drain.servers.map(waitExit));
-          mark("drained", { node: victims.drain.k, exits: victims.drain.servers.map((x) => x.exit?.code ?? x.exit?.sig) });
+          mark("drained", {
+            node: victims.drain.k,
+            exits: victims.drain.servers.map((x) => x.exit?.code ?? x.exit?.sig),
+          });
         })(),
       );
     }
@@ -291,7 +436,11 @@ try {
   // rollouts orphaned on the stopped node are released by the client when it can reach it again, or expire there
 
   // ---- every reward re-checked in-process --------------------------------------------------------------------
-  const samples = readFileSync(outFile, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  const samples = readFileSync(outFile, "utf8")
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
   const { default: mathModule } = await import("@benchmax/env-math");
   const { combineRewards } = await import("@benchmax/core");
   const env = await mathModule.createEnv({});
@@ -316,12 +465,16 @@ try {
   }
   await env.close();
 
+  // ---- excel: a smaller fleet, rollouts migrating with their workbook state ------------------------------------
+  const excel = EXCEL_PER_NODE > 0 ? await excelFleet() : undefined;
+
   // ---- figures ---------------------------------------------------------------------------------------------
   const failedSteps = steps.filter((s) => s.failed).length;
   const migrated = samples.filter((s) => s.migrations > 0).length;
   const lost = samples.filter((s) => s.lost).length;
   const migrationS = samples.flatMap((s) => s.migration_s ?? []).sort((a, b) => a - b);
-  const pct = (q) => (migrationS.length ? migrationS[Math.min(migrationS.length - 1, Math.floor(q * migrationS.length))] : 0);
+  const pct = (q) =>
+    migrationS.length ? migrationS[Math.min(migrationS.length - 1, Math.floor(q * migrationS.length))] : 0;
   const kill = events.find((e) => e.what === "kill");
   const ends = samples.map((s) => s.t_end);
   const rate = (a, b) => ends.filter((t) => t >= a && t < b).length / Math.max(1e-9, b - a);
@@ -332,7 +485,15 @@ try {
   const expected = STEPS * PROMPTS * GROUP;
   const shape = `${NODES} nodes × ${PER_NODE} servers (${nsReason ? `127.0.x.y addresses: ${nsReason}` : "network namespaces"}), ${STEPS} steps of ${PROMPTS} prompts × ${GROUP}; trainers ${ready.trainers.join(", ")}${ready.real_skyrl ? " (SkyRL's own skyrl_gym)" : ""}`;
   const figures = [
-    { id: "fleet.failed_steps", label: "training steps that failed", value: failedSteps, unit: "steps", goal: "== 0", pass: failedSteps === 0, note: shape },
+    {
+      id: "fleet.failed_steps",
+      label: "training steps that failed",
+      value: failedSteps,
+      unit: "steps",
+      goal: "== 0",
+      pass: failedSteps === 0,
+      note: shape,
+    },
     {
       id: "fleet.samples",
       label: "samples the trainer got back (every one it asked for)",
@@ -341,7 +502,12 @@ try {
       goal: `== ${expected}`,
       pass: samples.length === expected,
     },
-    { id: "fleet.migrated_samples", label: "samples whose rollout migrated off a lost server", value: migrated, unit: "samples" },
+    {
+      id: "fleet.migrated_samples",
+      label: "samples whose rollout migrated off a lost server",
+      value: migrated,
+      unit: "samples",
+    },
     {
       id: "fleet.lost_samples",
       label: "samples lost (not migrated; ended through the trainer's failure path and counted)",
@@ -398,11 +564,14 @@ try {
       value: drained ? drained.exits.filter((c) => c === 0).length : 0,
       unit: "servers",
       goal: `== ${PER_NODE}`,
-      pass: drained !== undefined && drained.exits.every((c) => c === 0),
+      pass: drained?.exits.every((c) => c === 0) === true,
       note: `faults: ${events.map((e) => `${e.what}${e.node !== undefined ? ` node ${e.node}` : ""}`).join(", ")}; netem: ${netemNote}`,
     },
   ];
+  if (excel) figures.push(...excel);
   result = { area: "fleet", figures };
+} catch (e) {
+  if (!e.done) throw e;
 } finally {
   for (const n of nodes) {
     signalNode(n, "SIGCONT");

@@ -8,7 +8,8 @@ import { describe, expect, it } from "vitest";
  * The fleet under faults, at CI's small shape: bench/fleet.mjs with BENCH_FLEET_SHAPE=small runs 3 nodes (network
  * namespaces where this runs as root, else 127.0.0.x addresses) × 2 `benchmax serve math`, 8 training steps of 8
  * prompts × group 4 through the Python adapters (SkyRL's calling sequence and the cookbook's group rollout), and,
- * mid-rollout: SIGKILL of a node, its restart on the same addresses, SIGSTOP/SIGCONT of a node, and a SIGTERM drain.
+ * mid-rollout: SIGKILL of a node, its restart on the same addresses, SIGSTOP/SIGCONT of a node, and a SIGTERM drain;
+ * then excel servers on every node driven through RoutedEnv by the excel reference policy, one node SIGKILLed.
  * The timings it reports are the bench's; this test holds what must be true whatever the machine.
  */
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
@@ -41,7 +42,9 @@ describe.skipIf(reason !== undefined)("a fleet under faults (bench/fleet.mjs, sm
     if (code !== 0) console.error(err.slice(-6000));
     expect(code).toBe(0);
     if (/network namespaces unavailable/.test(err)) {
-      console.warn(`[reliability] fleet test ran without network namespaces: ${/unavailable \(([^)]*)\)/.exec(err)?.[1]}`);
+      console.warn(
+        `[reliability] fleet test ran without network namespaces: ${/unavailable \(([^)]*)\)/.exec(err)?.[1]}`,
+      );
     }
     const lines = out.trim().split("\n");
     const figures = new Map(
@@ -64,5 +67,8 @@ describe.skipIf(reason !== undefined)("a fleet under faults (bench/fleet.mjs, sm
     // the drained servers finished their rollouts and exited 0; the restarted node took new rollouts
     expect(value("fleet.drain_exits")).toBe(2);
     expect(value("fleet.back_in_rotation_s")).toBeGreaterThanOrEqual(0);
+    // excel through the TypeScript RoutedEnv, a node's servers SIGKILLed mid-run: none failed, every reward right
+    expect(value("fleet.excel_failed_rollouts")).toBe(0);
+    expect(value("fleet.excel_wrong_rewards")).toBe(0);
   });
 });

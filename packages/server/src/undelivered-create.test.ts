@@ -1,8 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { defineEnv, type Env, type Task } from "@benchmax/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { addTool } from "./test-env.js";
 import { type EnvServer, serveEnv } from "./serve-env.js";
+import { addTool } from "./test-env.js";
 
 /**
  * A create whose client gave up before the answer (it closed the connection: a client that saw this server hang
@@ -71,7 +71,9 @@ describe("a create whose client hung up", () => {
         await new Promise((r) => setTimeout(r, 25));
       }
       expect((server.metrics.snapshot(0) as { rolloutsCreated: number }).rolloutsCreated).toBe(1);
-      expect(((await (await fetch(`${server.url}/health`)).json()) as { activeRollouts: number }).activeRollouts).toBe(0);
+      expect(((await (await fetch(`${server.url}/health`)).json()) as { activeRollouts: number }).activeRollouts).toBe(
+        0,
+      );
       // a client that waits for its answer still gets its rollout
       const r = await fetch(`${server.url}/v1/rollouts`, {
         method: "POST",
@@ -79,7 +81,9 @@ describe("a create whose client hung up", () => {
         body: JSON.stringify({ taskId: "t1" }),
       });
       expect(r.status).toBe(201);
-      expect(((await (await fetch(`${server.url}/health`)).json()) as { activeRollouts: number }).activeRollouts).toBe(1);
+      expect(((await (await fetch(`${server.url}/health`)).json()) as { activeRollouts: number }).activeRollouts).toBe(
+        1,
+      );
     });
   }
 });
