@@ -336,6 +336,78 @@ class CookbookKillTest(unittest.TestCase):
                 s.kill()
 
 
+@unittest.skipIf(REASON is not None, REASON or "")
+class TrlKillTest(unittest.TestCase):
+    """TRL's rollout_func under TRL's own sampler layout (trl_loop.py; TRL's code itself with TRL_CHECKOUT), with a
+    server SIGKILLed once every slot has its first reply: its group migrates, every slot keeps reward 1."""
+
+    def test_rollout_func_survives_a_killed_server(self):
+        import trl_loop
+        from benchmax_client.trl import dataset_rows, env_reward_func, rollout_func
+        from test_trl import ChatMLGenerator
+
+        servers = [Server(), Server()]
+        client = BenchmaxClient([s.url for s in servers], TOKEN, retries=1, backoff_s=0.05, hang_after_s=0.5)
+        try:
+            gen = ChatMLGenerator()
+            killed = []
+
+            def generate(messages, tools):
+                if gen.calls == 4 and not killed:  # 2 prompts × 2 generations: every slot has replied once
+                    servers[0].signal(signal.SIGKILL)
+                    servers[0].wait()
+                    killed.append(servers[0])
+                return gen(messages, tools)
+
+            rollout = rollout_func(generate=generate, client=client, num_generations=2)
+            rows = dataset_rows(",".join(s.url for s in servers), TOKEN)[:2]
+            trainer = trl_loop.RolloutFuncTrainer(rollout, [env_reward_func], num_generations=2)
+            out = trainer.step([rows[1], rows[0]], generation_batch_size=4)
+            self.assertEqual(len(killed), 1)
+            self.assertEqual(out["slots"], [0, 0, 1, 1])
+            self.assertEqual([x["env_reward"] for x in out["inputs"]], [1.0] * 4)
+            self.assertGreaterEqual(client.stats["migrations"], 1)
+        finally:
+            client.close()
+            for s in servers:
+                s.kill()
+
+
+@unittest.skipIf(REASON is not None, REASON or "")
+class VerifiersKillTest(unittest.TestCase):
+    """verifiers' own group rollout (verifiers_loop.py; verifiers itself with VERIFIERS_CHECKOUT) with a server
+    SIGKILLed once every member has made its tool call: the rollouts there migrate, every member is scored."""
+
+    def test_group_survives_a_killed_server(self):
+        from benchmax_client.verifiers import dataset_rows
+        from test_verifiers import ScriptedModel, make_env, run_group
+
+        servers = [Server(), Server()]
+        client = BenchmaxClient([s.url for s in servers], TOKEN, retries=1, backoff_s=0.05, hang_after_s=0.5)
+        try:
+            killed = []
+
+            class KillsAServer(ScriptedModel):
+                async def create(self, messages, tools):
+                    if len(self.requests) == 4 and not killed:  # each member's tool call is out: kill one server
+                        servers[0].signal(signal.SIGKILL)
+                        servers[0].wait()
+                        killed.append(servers[0])
+                    return await super().create(messages, tools)
+
+            env = make_env(c=client)
+            rows = dataset_rows(client)
+            outs, states = run_group(env, [rows[1]] * 4, KillsAServer())
+            self.assertEqual(len(killed), 1)
+            self.assertEqual([s.get("error") for s in states], [None] * 4)
+            self.assertEqual(sorted(o["reward"] for o in outs), [0.0, 0.0, 1.0, 1.0])
+            self.assertGreaterEqual(client.stats["migrations"], 1)
+        finally:
+            client.close()
+            for s in servers:
+                s.kill()
+
+
 def row(task_id):
     return {
         "data_source": "benchmax/calc",
