@@ -83,8 +83,9 @@ def _canonical(action: str, res: Any) -> str:
 class EndpointHealth:
     """What this process knows of each endpoint, shared by every client in it (a SkyRL run builds one client per
     episode): until when one gets no new rollouts (it refused a connection, hung, or is draining) and until when it
-    is taken for gone (refused or hung: calls there fail over at once). Past that, a gone one is probed on /health
-    before it gets a rollout again."""
+    is taken for gone (refused or hung: calls there fail over at once). A background thread probes a gone one's
+    /health once that time is past, and puts it back in rotation when it answers; the rollouts clients left there
+    are then freed."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
