@@ -3,13 +3,17 @@
 checkout given on the command line (never committed), the imports it needs and Debian lacks are shimmed
 (trainer_runs/shims: tinker, chz, torch, PIL, transformers; tokenizer_shim.py for the tokenizer).
 
-    python3 cookbook_renderers.py --cookbook /tmp/tinker-cookbook [--record]
+    python3 cookbook_renderers.py --cookbook /tmp/tinker-cookbook [--record] [--kill]
 
 For each renderer: a group of 4 on task arith-1 (12 + 8 × 3 − 4 ÷ 2 = 34), tools announced the renderer's way
 where it has a tool prefix. A scripted token-level policy (a cookbook TokenCompleter) makes member k call the
 calculator with "… + k*0", then answer 34 (even k) or 33 (odd k): the rewards must be [1, 0, 1, 0], the server
 must see 1 create + 3 forks and have no live rollout left. Prints one line per renderer; --record writes
 tests/fixtures/cookbook-renderers.json (what each renderer's turn looked like, and what the adapter sent).
+
+--kill: each renderer's group runs over two servers, and the server holding the group is SIGKILLed once every member
+has made its tool call: the group's rollouts migrate (the client replays their logs elsewhere) and the rewards must
+still be [1, 0, 1, 0], with nothing left live on the surviving server.
 """
 
 import argparse
@@ -113,7 +117,8 @@ class ScriptedPolicy:
         raise AssertionError("no env has this observation")
 
 
-async def run_one(name, endpoint, token, R, rollouts, ToolCall, TWL, Tokenizer, BenchmaxEnvGroupBuilder):
+async def run_one(name, endpoint, token, R, rollouts, ToolCall, TWL, Tokenizer, BenchmaxEnvGroupBuilder, procs=None):
+    """`procs` (--kill): {url: server process} of the endpoints in `endpoint` (comma-separated)."""
     renderer = R.get_renderer(name, Tokenizer())
     from benchmax_skyrl.client import BenchmaxClient
 
@@ -131,6 +136,19 @@ async def run_one(name, endpoint, token, R, rollouts, ToolCall, TWL, Tokenizer, 
         endpoint, prompt, renderer, task_id="arith-1", group_size=4, max_turns=4, token=token, renderer_tools=renderer_tools
     )
     policy = ScriptedPolicy(renderer, ToolCall, TWL, native_tools=renderer_tools)
+    killed = []
+    if procs:
+        call = policy.__call__
+
+        async def killing(ob, stop, max_tokens=None):
+            if len(policy.turns) == 4 and not killed:  # every member has made its tool call
+                url = builder._rollouts[0].endpoint
+                procs[url].kill()
+                procs[url].wait()
+                killed.append(url)
+            return await call(ob, stop, max_tokens)
+
+        policy.__call__ = killing
     make = builder.make_envs
 
     async def make_envs():
@@ -139,6 +157,14 @@ async def run_one(name, endpoint, token, R, rollouts, ToolCall, TWL, Tokenizer, 
         return envs
 
     builder.make_envs = make_envs
+    if procs:
+        group = await rollouts.do_group_rollout(builder, killing)
+        rewards = group.get_total_rewards()
+        live = [u for u in procs if u not in killed]
+        left = sum(get_json(u + "/metrics", token)["activeRollouts"] for u in live)
+        moved = builder.client().stats["migrations"]
+        ok = rewards == [1.0, 0.0, 1.0, 0.0] and len(killed) == 1 and moved == 4 and left == 0
+        return ok, {"renderer": name, "rewards": rewards, "killed": killed, "migrations": moved, "left_live": left}
     before = get_json(endpoint + "/metrics", token)
     group = await rollouts.do_group_rollout(builder, policy)
     after = get_json(endpoint + "/metrics", token)
@@ -167,6 +193,7 @@ def main():
     ap.add_argument("--cookbook", required=True)
     ap.add_argument("--record", action="store_true")
     ap.add_argument("--renderers", default=",".join(RENDERERS))
+    ap.add_argument("--kill", action="store_true", help="kill the group's server mid-rollout (two servers a renderer)")
     a = ap.parse_args()
     sys.path[:0] = [os.path.join(HERE, "shims"), HERE, a.cookbook, PY]
     commit = subprocess.run(["git", "-C", a.cookbook, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
@@ -183,12 +210,21 @@ def main():
     records, failed = [], 0
     try:
         for name in a.renderers.split(","):
+            pair = [start_server(token) for _ in range(2)] if a.kill else []
+            procs = {u: p for p, u in pair}
             try:
                 ok, rec = asyncio.run(
-                    run_one(name, endpoint, token, R, rollouts, ToolCall, TokensWithLogprobs, ByteSpecialTokenizer, BenchmaxEnvGroupBuilder)
+                    run_one(
+                        name, ",".join(procs) or endpoint, token, R, rollouts, ToolCall, TokensWithLogprobs,
+                        ByteSpecialTokenizer, BenchmaxEnvGroupBuilder, procs,
+                    )
                 )
             except Exception as e:  # report every renderer
                 ok, rec = False, {"renderer": name, "error": "%s: %s" % (type(e).__name__, e)}
+            finally:
+                for p in procs.values():
+                    p.kill()
+                    p.wait()
             failed += not ok
             records.append(rec)
             print("%-26s %s %s" % (name, "ok  " if ok else "FAIL", rec.get("rewards", rec.get("error"))), flush=True)
@@ -196,7 +232,7 @@ def main():
         proc.terminate()
         proc.wait(10)
     print("tinker-cookbook @ %s: %d of %d renderers ok" % (commit, len(records) - failed, len(records)))
-    if a.record:
+    if a.record and not a.kill:
         path = os.path.join(PY, "tests", "fixtures", "cookbook-renderers.json")
         with open(path, "w") as f:
             json.dump({"cookbook_commit": commit, "task": "arith-1", "runs": records}, f, indent=2, ensure_ascii=False, sort_keys=True)
