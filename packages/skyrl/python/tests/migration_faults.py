@@ -362,6 +362,8 @@ class TrlKillTest(unittest.TestCase):
             rollout = rollout_func(generate=generate, client=client, num_generations=2)
             rows = dataset_rows(",".join(s.url for s in servers), TOKEN)[:2]
             trainer = trl_loop.RolloutFuncTrainer(rollout, [env_reward_func], num_generations=2)
+            # TRL_CHECKOUT: RepeatSampler, _generate and _calculate_rewards are TRL's own
+            self.assertEqual(trainer.fns.source, os.environ.get("TRL_CHECKOUT") or "replica")
             out = trainer.step([rows[1], rows[0]], generation_batch_size=4)
             self.assertEqual(len(killed), 1)
             self.assertEqual(out["slots"], [0, 0, 1, 1])
