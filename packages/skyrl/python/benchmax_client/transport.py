@@ -119,6 +119,12 @@ class EndpointHealth:
             if why:
                 self.why[endpoint] = why
 
+    def reset(self) -> None:
+        """Forget everything (tests that start servers on ports an earlier test's servers had)."""
+        with self._lock:
+            for table in (self.down, self.dead, self.why, self.orphans, self.suspect, self.backoff):
+                table.clear()
+
     def clear(self, endpoint: str) -> List[Tuple[str, str]]:
         """Forget that `endpoint` was down; the rollouts left there, to free now: [(rollout id, token)]."""
         with self._lock:

@@ -13,6 +13,7 @@ import time
 import unittest
 
 from benchmax_client import BenchmaxClient, BenchmaxEnv, BenchmaxRolloutLost
+from benchmax_client.transport import HEALTH
 
 import cookbook_loop
 import skyrl_loop
@@ -72,9 +73,29 @@ def episode_on(servers, rollout):
     return next(s for s in servers if s.url == rollout.endpoint)
 
 
-@unittest.skipIf(REASON is not None, REASON or "")
-class MigrationTest(unittest.TestCase):
+def busiest(servers):
+    """The live server holding the most rollouts now (the one whose loss costs the most)."""
+    import urllib.request
+
+    def active(s):
+        req = urllib.request.Request(s.url + "/health", headers={"accept": "application/json"})
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return json.loads(r.read())["activeRollouts"]
+
+    return max((s for s in servers if s.proc.poll() is None), key=active)
+
+
+class FreshHealth(unittest.TestCase):
+    """Each test starts with no memory of earlier tests' endpoints (their ports are reused by new servers)."""
+
     def setUp(self):
+        HEALTH.reset()
+
+
+@unittest.skipIf(REASON is not None, REASON or "")
+class MigrationTest(FreshHealth):
+    def setUp(self):
+        super().setUp()
         self.servers = [Server() for _ in range(3)]
         self.client = BenchmaxClient(
             [s.url for s in self.servers], TOKEN, retries=1, backoff_s=0.05, hang_after_s=0.5, migrate_timeout_s=3
@@ -215,7 +236,7 @@ class MigrationTest(unittest.TestCase):
 
 
 @unittest.skipIf(REASON is not None, REASON or "")
-class DrainGraceTest(unittest.TestCase):
+class DrainGraceTest(FreshHealth):
     def test_rollouts_left_past_the_grace_migrate(self):
         servers = [Server(grace_ms=300), Server(grace_ms=300)]
         client = BenchmaxClient([s.url for s in servers], TOKEN, retries=1, backoff_s=0.05, hang_after_s=0.5)
@@ -235,10 +256,11 @@ class DrainGraceTest(unittest.TestCase):
 
 
 @unittest.skipIf(REASON is not None, REASON or "")
-class TrainerLoopsTest(unittest.TestCase):
+class TrainerLoopsTest(FreshHealth):
     """SkyRL's calling sequence (skyrl_loop.py) with a server killed mid-episode."""
 
     def setUp(self):
+        super().setUp()
         self.servers = [Server() for _ in range(2)]
 
     def tearDown(self):
@@ -257,13 +279,13 @@ class TrainerLoopsTest(unittest.TestCase):
             gen.close()
 
     def test_skyrl_step_goes_on_when_a_server_dies(self):
-        victim = self.servers[0]
         killed = []
 
         def policy(chat):
             n = sum(1 for m in chat if m["role"] == "assistant")
             if n == 1 and not killed:
-                killed.append(True)
+                victim = busiest(self.servers)
+                killed.append(victim)
                 victim.signal(signal.SIGKILL)
                 victim.wait()
             return [call("note", text="a"), call("note", text="b"), "<answer>4</answer>"][min(n, 2)]
@@ -306,7 +328,7 @@ class TrainerLoopsTest(unittest.TestCase):
 
 
 @unittest.skipIf(REASON is not None, REASON or "")
-class CookbookKillTest(unittest.TestCase):
+class CookbookKillTest(FreshHealth):
     """The cookbook's group rollout (cookbook_loop.py) with the group's server killed mid-episode: the group's forks
     migrate and the step keeps every reward."""
 
@@ -337,7 +359,7 @@ class CookbookKillTest(unittest.TestCase):
 
 
 @unittest.skipIf(REASON is not None, REASON or "")
-class TrlKillTest(unittest.TestCase):
+class TrlKillTest(FreshHealth):
     """TRL's rollout_func under TRL's own sampler layout (trl_loop.py; TRL's code itself with TRL_CHECKOUT), with a
     server SIGKILLed once every slot has its first reply: its group migrates, every slot keeps reward 1."""
 
@@ -354,9 +376,10 @@ class TrlKillTest(unittest.TestCase):
 
             def generate(messages, tools):
                 if gen.calls == 4 and not killed:  # 2 prompts × 2 generations: every slot has replied once
-                    servers[0].signal(signal.SIGKILL)
-                    servers[0].wait()
-                    killed.append(servers[0])
+                    victim = busiest(servers)
+                    victim.signal(signal.SIGKILL)
+                    victim.wait()
+                    killed.append(victim)
                 return gen(messages, tools)
 
             rollout = rollout_func(generate=generate, client=client, num_generations=2)
@@ -376,7 +399,7 @@ class TrlKillTest(unittest.TestCase):
 
 
 @unittest.skipIf(REASON is not None, REASON or "")
-class VerifiersKillTest(unittest.TestCase):
+class VerifiersKillTest(FreshHealth):
     """verifiers' own group rollout (verifiers_loop.py; verifiers itself with VERIFIERS_CHECKOUT) with a server
     SIGKILLed once every member has made its tool call: the rollouts there migrate, every member is scored."""
 
@@ -392,9 +415,10 @@ class VerifiersKillTest(unittest.TestCase):
             class KillsAServer(ScriptedModel):
                 async def create(self, messages, tools):
                     if len(self.requests) == 4 and not killed:  # each member's tool call is out: kill one server
-                        servers[0].signal(signal.SIGKILL)
-                        servers[0].wait()
-                        killed.append(servers[0])
+                        victim = busiest(servers)
+                        victim.signal(signal.SIGKILL)
+                        victim.wait()
+                        killed.append(victim)
                     return await super().create(messages, tools)
 
             env = make_env(c=client)
