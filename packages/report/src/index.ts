@@ -27,8 +27,18 @@ export {
   runMismatches,
 } from "./compare-runs.js";
 export { FEED_PATH, type FeedSource, feedUrl, followFeed } from "./feed-source.js";
+export {
+  errorCodesOf,
+  type FleetNode,
+  type FleetSnapshot,
+  type FleetWatchOptions,
+  type FleetWatchServer,
+  type NodeState,
+  startFleetWatch,
+} from "./fleet-watch.js";
 export { escapeHtml, scriptJson } from "./html-escape.js";
 export { forEachJsonLine, type LoadedRun, type LoadRunOptions, loadRun, rolloutIdOf } from "./load-run.js";
+export { type MergeOptions, mergeSeriesStates } from "./merge-series.js";
 export { type PlayOptions, type PlayServer, startPlay } from "./play-server.js";
 export { inlineTranscripts, renderHtml } from "./render-html.js";
 export {

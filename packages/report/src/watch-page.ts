@@ -103,11 +103,38 @@ const WATCH_SCRIPT = String.raw`
     snap.latest.forEach(function (r, i) {
       var tr = el("tr", "clickable");
       tr.setAttribute("data-rollout", r.rolloutId);
-      [r.step === undefined ? "—" : r.step, r.rolloutId, r.taskId, r.outcome, num(r.reward), r.turns, r.toolCalls].forEach(function (c) { tr.appendChild(el("td", "", c)); });
+      var cells = [r.step === undefined ? "—" : r.step, r.rolloutId, r.taskId, r.outcome, num(r.reward), r.turns, r.toolCalls];
+      if (snap.nodes) cells.unshift(r.node);
+      cells.forEach(function (c) { tr.appendChild(el("td", "", c)); });
       tr.addEventListener("click", function () { show(r); });
       tb.appendChild(tr);
     });
+    drawNodes();
     document.body.setAttribute("data-total", String(snap.total));
+  }
+  // several sources: one row per node (a recording server or a run dir)
+  function drawNodes() {
+    var nb = document.getElementById("nodes-body");
+    if (!nb || !snap.nodes) return;
+    nb.textContent = "";
+    snap.nodes.forEach(function (n) {
+      var tr = el("tr", "node state-" + n.state);
+      tr.setAttribute("data-node", n.name);
+      tr.setAttribute("data-state", n.state);
+      tr.setAttribute("data-restarts", String(n.restarts));
+      tr.setAttribute("data-rollouts", String(n.rollouts));
+      var o = n.outcomes || {};
+      var inst = n.instance ? n.instance.slice(0, 24) : "—";
+      if (n.restarts > 0) inst += " · restarted" + (n.restarts > 1 ? " ×" + n.restarts : "") + (n.previousInstance ? " (was " + n.previousInstance.slice(0, 24) + ")" : "");
+      var state = n.state + (n.downSince ? " since " + n.downSince.slice(11, 19) : "");
+      var opt = function (x) { return x === undefined ? "—" : x; };
+      [n.name, state, inst, n.rollouts, o.completed || 0, o.truncated || 0, o.env_error || 0, o.infra_error || 0, opt(n.live), opt(n.created), opt(n.released), opt(n.unknownRollout), opt(n.drainingRefused)].forEach(function (c, i) {
+        var td = el("td", i === 1 ? "state" : "", c);
+        if (i === 1 && n.lastError && !n.reachable) td.title = n.lastError;
+        tr.appendChild(td);
+      });
+      nb.appendChild(tr);
+    });
   }
   function show(r) {
     var v = document.getElementById("viewer");
@@ -180,6 +207,10 @@ tr.clickable { cursor: pointer; } tr.clickable:hover { background: #f3f6fd; }
 pre { white-space: pre-wrap; word-break: break-word; margin: 2px 0; font: 12px/1.4 ui-monospace, monospace; }
 .errorbox { background: #fdecea; color: #8a1c14; padding: 6px 8px; border-radius: 6px; }
 .explain code { background: #f3f4f7; padding: 1px 4px; }
+.nodes { margin-bottom: 14px; overflow-x: auto; }
+tr.node td.state { font-weight: 600; }
+tr.state-up td.state, tr.state-dir td.state { color: #2e7d32; } tr.state-draining td.state { color: #b45309; }
+tr.state-down td.state, tr.state-missing td.state, tr.state-unhealthy td.state { color: #b91c1c; }
 `;
 
 /**
@@ -189,6 +220,11 @@ pre { white-space: pre-wrap; word-break: break-word; margin: 2px 0; font: 12px/1
  * and the charts drawn.
  */
 export function renderWatchPage(title: string, snapshot: LiveSnapshot, token: string, since = ""): string {
+  // several sources (a fleet watch): a per-node panel, and each latest rollout's node
+  const fleet = Array.isArray((snapshot as { nodes?: unknown }).nodes);
+  const nodesPanel = fleet
+    ? `<div class="panel nodes"><h3>Nodes</h3><p class="muted">Created, released, live and refused requests are each server's own counters (its current instance); migrations are counted by the clients.</p><table><thead><tr><th>node</th><th>state</th><th>instance</th><th>rollouts</th><th>completed</th><th>truncated</th><th>env_error</th><th>infra_error</th><th>live</th><th>created</th><th>released</th><th>404 unknown rollout</th><th>503 draining</th></tr></thead><tbody id="nodes-body"></tbody></table></div>\n`
+    : "";
   const panel = (id: string, h: string, pre = "") =>
     `<div class="panel"><h3>${escapeHtml(h)}</h3><div class="chart">${pre}<canvas id="${id}"></canvas></div></div>`;
   // the reward curve drawn here too, so it is on screen with the first frame, before chart.js has loaded
@@ -211,7 +247,7 @@ export function renderWatchPage(title: string, snapshot: LiveSnapshot, token: st
 <body data-token="${escapeHtml(token)}" data-since="${escapeHtml(since)}">
 <header><h1>${escapeHtml(title)}</h1><span class="muted"><span id="total">0</span> rollouts · <span id="width"></span></span><span id="status" class="muted">connecting…</span></header>
 <main>
-<div class="grid">
+${nodesPanel}<div class="grid">
 ${panel("chart-reward", "Reward, pass rate and components", staticReward)}
 ${panel("chart-outcomes", "Error and truncation rates")}
 ${panel("chart-zero-variance", "Share of groups with zero reward variance")}
@@ -220,7 +256,7 @@ ${panel("chart-tools", "Tool calls per rollout")}
 ${panel("chart-tool-latency", "Tool latency by tool, ms (p50 solid, p95 dashed)")}
 </div>
 <div class="master">
-  <div class="panel"><h3>Latest rollouts</h3><table><thead><tr><th>step</th><th>rollout</th><th>task</th><th>outcome</th><th>reward</th><th>turns</th><th>tools</th></tr></thead><tbody id="latest-body"></tbody></table></div>
+  <div class="panel"><h3>Latest rollouts</h3><table><thead><tr>${fleet ? "<th>node</th>" : ""}<th>step</th><th>rollout</th><th>task</th><th>outcome</th><th>reward</th><th>turns</th><th>tools</th></tr></thead><tbody id="latest-body"></tbody></table></div>
   <aside id="viewer"><p class="muted">Click a rollout to read it.</p></aside>
 </div>
 </main>
