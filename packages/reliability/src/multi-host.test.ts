@@ -1,9 +1,11 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { type Env, type RolloutResult, runMany, scriptedPolicy } from "@benchmax/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// a plain .mjs script (scripts/netns.d.mts types it): the same hosts bench/fleet.mjs makes
+import { createHosts, netnsUnavailable, removeHosts, sh } from "../../../scripts/netns.mjs";
 import { type Child, startChild, tsxAvailable } from "./child-process.js";
 import { type NotesTask, notesTasks } from "./notes-env.js";
 import { importOptional, warnSkip } from "./optional.js";
@@ -49,63 +51,21 @@ const hosts = [0, 1, 2].map((k) => ({
   addr: `10.213.${octet(k)}.2`,
 }));
 
-function sh(args: string[]): { ok: boolean; out: string } {
-  const r = spawnSync(args[0]!, args.slice(1), { encoding: "utf8" });
-  return { ok: r.status === 0, out: `${r.stdout ?? ""}${r.stderr ?? ""}${r.error ? r.error.message : ""}`.trim() };
-}
-
-/** Why network namespaces cannot be used here, or undefined. */
-function netnsUnavailable(): string | undefined {
-  if (process.platform !== "linux") return `not Linux (${process.platform})`;
-  if (process.getuid?.() !== 0) return "not root: ip netns needs CAP_NET_ADMIN";
-  const probe = `bmx${tag}probe`;
-  const add = sh(["ip", "netns", "add", probe]);
-  if (!add.ok) return `ip netns add failed: ${add.out || "iproute2 missing?"}`;
-  sh(["ip", "netns", "del", probe]);
-  return undefined;
-}
-
-const nsReason = importReason ? undefined : netnsUnavailable();
+const nsReason = importReason ? undefined : netnsUnavailable(`bmx${tag}probe`);
 if (nsReason) console.warn(`[reliability] SKIPPED multi-host fleet test: ${nsReason}`);
-
-function createHosts(): void {
-  for (const h of hosts) {
-    const steps = [
-      ["ip", "netns", "add", h.ns],
-      ["ip", "link", "add", h.hostIf, "type", "veth", "peer", "name", h.nsIf],
-      ["ip", "link", "set", h.nsIf, "netns", h.ns],
-      ["ip", "addr", "add", `${h.hostAddr}/30`, "dev", h.hostIf],
-      ["ip", "link", "set", h.hostIf, "up"],
-      ["ip", "netns", "exec", h.ns, "ip", "addr", "add", `${h.addr}/30`, "dev", h.nsIf],
-      ["ip", "netns", "exec", h.ns, "ip", "link", "set", h.nsIf, "up"],
-      ["ip", "netns", "exec", h.ns, "ip", "link", "set", "lo", "up"],
-    ];
-    for (const s of steps) {
-      const r = sh(s);
-      if (!r.ok) throw new Error(`${s.join(" ")}: ${r.out}`);
-    }
-  }
-}
-
-function removeHosts(): void {
-  for (const h of hosts) {
-    sh(["ip", "netns", "del", h.ns]); // takes the namespace's end of the veth pair, and so the pair, with it
-    sh(["ip", "link", "del", h.hostIf]);
-  }
-}
 
 describe.skipIf(!!importReason || !!nsReason)("a fleet over network namespaces", () => {
   const children: Child[] = [];
   beforeAll(async () => {
-    removeHosts();
-    createHosts();
+    removeHosts(hosts);
+    createHosts(hosts);
     for (const h of hosts) {
       children.push(await startChild("serve-notes", ["notes", TOKEN, h.addr], { wrap: ["ip", "netns", "exec", h.ns] }));
     }
   }, 60_000);
   afterAll(async () => {
     for (const c of children) await c.kill();
-    removeHosts();
+    removeHosts(hosts);
     for (const h of hosts) expect(sh(["ip", "netns", "list"]).out).not.toContain(h.ns);
   });
 

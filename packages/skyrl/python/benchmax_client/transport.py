@@ -602,11 +602,15 @@ class BenchmaxClient:
         ordered = [e for e in up if not suspect(e)] + [e for e in up if suspect(e)] + down
         return ordered + [e for e in ring if gone(e)] + ([avoid] if avoid in self.endpoints else [])
 
-    def recover(self, ep: str) -> bool:
+    def recover(self, ep: str, wait: bool = False) -> bool:
         """Probe an endpoint taken for gone whose next probe is due: if its /health answers, it is back in rotation
-        and the rollouts left there are freed. One probe per endpoint at a time across the process."""
-        if not self.health.claim(ep):
-            return False
+        and the rollouts left there are freed. One probe per endpoint at a time across the process: with `wait`, wait
+        for another thread's probe to end and probe again, else give up at once."""
+        deadline = time.monotonic() + 10.0
+        while not self.health.claim(ep):
+            if not wait or time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
         try:
             if not self.alive(ep):
                 self._mark_down(ep, True, "/health silent")
@@ -741,8 +745,9 @@ class BenchmaxClient:
                             "saw (a nondeterministic tool?): %s instead of %s" % (r.rollout_id, i + 1, action, got[:200], want[:200])
                         )
             except _Lost as e:
+                # the server it was being rebuilt on went too: free (or leave for freeing) that copy, and go on
                 errors.append(str(e))
-                self._instances.pop(fresh.rollout_id, None)
+                self._release_quietly(fresh)
                 lost_on = ep
                 continue
             # the rollout left behind, where its server still answers (a slow call, a drain): freed, best effort
@@ -821,7 +826,7 @@ class BenchmaxClient:
             if self._is_dead(ep) and not now:
                 continue
             left = len(self.health.orphans.get(ep, []))
-            if self.recover(ep):
+            if self.recover(ep, wait=now):
                 freed += left
         return freed
 
