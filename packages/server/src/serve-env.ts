@@ -647,6 +647,8 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
         shuttingDown = true;
         service.draining = true;
         cutDrain?.();
+        // the rollouts already recorded reach the feed's readers (a drain's last release is in the writer's batch)
+        await recorder?.flush();
         feed?.close();
         const stopped = new Promise<void>((r) => server.close(() => r()));
         server.closeIdleConnections();
