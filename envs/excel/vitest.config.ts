@@ -1,3 +1,15 @@
 import { benchmaxVitest } from "../../shared/vitest.preset.ts";
 
-export default benchmaxVitest();
+export default benchmaxVitest({
+  // `npm run test:full` only (CONTRIBUTING.md, "Fast and full tests"): suites whose subject is the code jail
+  // (sandboxed processes, namespaces) or LibreOffice running inside it. The formula engine, the scorer, the tools and
+  // their quick cross-checks (recorded LibreOffice values, openpyxl through python3) stay fast.
+  slow: [
+    "src/libreoffice-seal.test.ts", // LibreOffice sealed in the jail: no network, no host files
+    "src/run-code.test.ts", // run_code in the jail (namespaces via unshare)
+    "src/run-python.test.ts", // run_python: python3 in the jail
+    "src/sandbox/isolation.test.ts", // jailed interpreter processes: escapes, limits, kills
+    "src/sandbox/jail.test.ts", // the jail itself
+    "src/sandbox/live-interpreter.test.ts", // long-lived jailed interpreter processes, killed and replaced
+  ],
+});
