@@ -27,6 +27,6 @@ Next steps:
   npx benchmax eval math --policy openai --model <m> --base-url http://localhost:8000/v1
                                                         your model (any OpenAI-compatible endpoint)
   npx benchmax new my-env                               scaffold your own env (envs/my-env)
-  npm test                                              every test; npm run pack: tarballs to use outside this repo
+  npm test                                              the fast tests (npm run test:full: the slow ones); npm run pack: tarballs
   README.md: a short tour; CONTRIBUTING.md: add an env to the catalog`);
 process.exit(code);
