@@ -1,6 +1,5 @@
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { join, resolve } from "node:path";
 import {
   CHECKPOINT_FILE,
@@ -12,7 +11,7 @@ import {
   type SeriesState,
   UsageError,
 } from "@benchmax/core";
-import { chartJsSource } from "./chart-library.js";
+import { dashboardServer } from "./dashboard-server.js";
 import { FEED_PATH, type FeedSource, feedUrl, followFeed } from "./feed-source.js";
 import { listenLoopback } from "./listen-loopback.js";
 import { mergeSeriesStates } from "./merge-series.js";
@@ -166,7 +165,6 @@ export async function startFleetWatch(inputs: string[], options: FleetWatchOptio
   const probeTimeoutMs = options.probeTimeoutMs ?? 3000;
   const retryMs = options.retryMs ?? 1000;
   const token = options.token ?? randomBytes(16).toString("hex");
-  const tokenBytes = Buffer.from(token);
   const keepLatest = new LiveSeries().keepLatest;
 
   const sources: Source[] = [];
@@ -489,7 +487,14 @@ export async function startFleetWatch(inputs: string[], options: FleetWatchOptio
   };
 
   // ---- the dashboard
-  const clients = new Set<ServerResponse>();
+  const title = `benchmax watch — ${sources.length} sources`;
+  const dash = dashboardServer({
+    token,
+    page: () => renderWatchPage(title, snapshot(), token, String(rev)),
+    snapshot: () => snapshot(),
+    snapshotName: () => String(rev),
+  });
+  const clients = dash.clients;
   let sentRev = -1;
   const push = () => {
     if (rev === sentRev || clients.size === 0) return;
@@ -502,67 +507,14 @@ export async function startFleetWatch(inputs: string[], options: FleetWatchOptio
     push();
   }, pollMs);
   timer.unref();
-  const heartbeat = setInterval(() => {
-    for (const c of clients) c.write(": ping\n\n");
-  }, 15_000);
-  heartbeat.unref();
-
-  const authorized = (req: IncomingMessage, url: URL): boolean => {
-    const h = req.headers.authorization;
-    const given = url.searchParams.get("token") ?? (h?.startsWith("Bearer ") ? h.slice(7) : undefined);
-    if (!given) return false;
-    const b = Buffer.from(given);
-    return b.length === tokenBytes.length && timingSafeEqual(b, tokenBytes);
-  };
-  const title = `benchmax watch — ${sources.length} sources`;
-  let chartJs: Buffer | undefined;
-  const server = createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    if (!authorized(req, url)) {
-      res.writeHead(401, { "content-type": "text/plain" }).end("token required (?token=…)\n");
-      return;
-    }
-    if (url.pathname === "/") {
-      const name = String(rev);
-      const html = renderWatchPage(title, snapshot(), token, name);
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" }).end(html);
-      return;
-    }
-    if (url.pathname === "/events") {
-      res.writeHead(200, {
-        "content-type": "text/event-stream",
-        "cache-control": "no-store",
-        connection: "keep-alive",
-      });
-      if (url.searchParams.get("since") !== String(rev)) res.write(`data: ${JSON.stringify(snapshot())}\n\n`);
-      clients.add(res);
-      req.on("close", () => clients.delete(res));
-      return;
-    }
-    if (url.pathname === "/chart.js") {
-      chartJs ??= Buffer.from(chartJsSource());
-      res
-        .writeHead(200, {
-          "content-type": "text/javascript; charset=utf-8",
-          "content-length": chartJs.length,
-          "cache-control": "private, max-age=86400",
-        })
-        .end(chartJs);
-      return;
-    }
-    if (url.pathname === "/snapshot") {
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(snapshot()));
-      return;
-    }
-    res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
-  });
+  const server = dash.server;
   let port: number;
   try {
     port = await listenLoopback(server, options.port);
   } catch (e) {
     stop();
     clearInterval(timer);
-    clearInterval(heartbeat);
+    dash.stop();
     throw e;
   }
   return {
@@ -573,8 +525,7 @@ export async function startFleetWatch(inputs: string[], options: FleetWatchOptio
       if (closed) return;
       stop();
       clearInterval(timer);
-      clearInterval(heartbeat);
-      for (const c of clients) c.end();
+      dash.stop();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
     },

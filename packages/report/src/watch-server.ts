@@ -1,6 +1,5 @@
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { join } from "node:path";
 import {
   type CheckpointLoad,
@@ -10,7 +9,7 @@ import {
   saveCheckpoint,
   UsageError,
 } from "@benchmax/core";
-import { chartJsSource } from "./chart-library.js";
+import { dashboardServer } from "./dashboard-server.js";
 import { type FeedSource, feedUrl, followFeed } from "./feed-source.js";
 import { listenLoopback } from "./listen-loopback.js";
 import { renderWatchPage } from "./watch-page.js";
@@ -82,7 +81,6 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
     throw new UsageError(`${dir}: no such run directory (or give a recording server's http:// URL)`);
   }
   const token = options.token ?? randomBytes(16).toString("hex");
-  const tokenBytes = Buffer.from(token);
   const passThreshold = options.passThreshold ?? 1;
   const startup: WatchStartup = {
     checkpoint: "off",
@@ -105,7 +103,21 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
     }
     startup.checkpointMs = performance.now() - t;
   }
-  const clients = new Set<ServerResponse>();
+  const dash = dashboardServer({
+    token,
+    page: () => {
+      sentVersion = Math.min(sentVersion, series.version);
+      return renderWatchPage(
+        `benchmax watch — ${remote ? feedUrl(source).host : dir}`,
+        series.snapshot(),
+        token,
+        snapshotName(),
+      );
+    },
+    snapshot: () => series.snapshot(),
+    snapshotName: () => snapshotName(),
+  });
+  const clients = dash.clients;
   // a snapshot's name: the series' version, and how many times the series was replaced (a shrunk file read again)
   let epoch = 0;
   const snapshotName = () => `${epoch}.${series.version}`;
@@ -224,66 +236,7 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
     timer = setInterval(kick, options.pollMs ?? 500);
     timer.unref();
   }
-  const heartbeat = setInterval(() => {
-    for (const c of clients) c.write(": ping\n\n");
-  }, 15_000);
-  heartbeat.unref();
-
-  const authorized = (req: IncomingMessage, url: URL): boolean => {
-    const h = req.headers.authorization;
-    const given = url.searchParams.get("token") ?? (h?.startsWith("Bearer ") ? h.slice(7) : undefined);
-    if (!given) return false;
-    const b = Buffer.from(given);
-    return b.length === tokenBytes.length && timingSafeEqual(b, tokenBytes);
-  };
-
-  let chartJs: Buffer | undefined;
-  const server = createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    if (!authorized(req, url)) {
-      res.writeHead(401, { "content-type": "text/plain" }).end("token required (?token=…)\n");
-      return;
-    }
-    if (url.pathname === "/") {
-      sentVersion = Math.min(sentVersion, series.version);
-      const html = renderWatchPage(
-        `benchmax watch — ${remote ? feedUrl(source).host : dir}`,
-        series.snapshot(),
-        token,
-        snapshotName(),
-      );
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" }).end(html);
-      return;
-    }
-    if (url.pathname === "/events") {
-      res.writeHead(200, {
-        "content-type": "text/event-stream",
-        "cache-control": "no-store",
-        connection: "keep-alive",
-      });
-      // a page that inlined the current snapshot is not sent it again
-      if (url.searchParams.get("since") !== snapshotName()) res.write(`data: ${JSON.stringify(series.snapshot())}\n\n`);
-      clients.add(res);
-      req.on("close", () => clients.delete(res));
-      return;
-    }
-    if (url.pathname === "/chart.js") {
-      chartJs ??= Buffer.from(chartJsSource());
-      res
-        .writeHead(200, {
-          "content-type": "text/javascript; charset=utf-8",
-          "content-length": chartJs.length,
-          "cache-control": "private, max-age=86400",
-        })
-        .end(chartJs);
-      return;
-    }
-    if (url.pathname === "/snapshot") {
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(series.snapshot()));
-      return;
-    }
-    res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
-  });
+  const server = dash.server;
   const port = await listenLoopback(server, options.port);
   return {
     url: `http://127.0.0.1:${port}/?token=${token}`,
@@ -301,8 +254,7 @@ export async function startWatch(source: string, options: WatchOptions = {}): Pr
       clearInterval(timer);
       checkpoint(true);
       feed?.close();
-      clearInterval(heartbeat);
-      for (const c of clients) c.end();
+      dash.stop();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
     },
