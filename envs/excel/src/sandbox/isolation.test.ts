@@ -11,13 +11,9 @@
  * The bound's fallback (no writable cgroup: the host's stop/continue throttle) runs in a child env process with
  * BENCHMAX_JAIL_CGROUP=off.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync } from "node:fs";
-import { createRequire } from "node:module";
+import { copyFileSync, mkdtempSync, readFileSync, readlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import type { ToolResult } from "@benchmax/core";
 import { afterAll, describe, expect, it } from "vitest";
 import { fixturesDir } from "../dataset.js";
@@ -26,6 +22,7 @@ import { runCode } from "../run-code.js";
 import { pythonAvailable, runPython } from "../run-python.js";
 import { cpuCgroupSupport } from "./cgroup.js";
 import { descendantsOf, jailCpuMs, procStat, threadStates } from "./freeze.js";
+import { HolderProcess } from "./holder-process.fixture.js";
 import { closeInterpreters, interpreterStats, type JailInfo, releaseInterpreters } from "./interpreters.js";
 import { ipcIsolated, jailAvailable } from "./jail.js";
 
@@ -382,51 +379,14 @@ describe.skipIf(!py.ok)("a jail's CPU is bounded during its call", () => {
   }, 120_000);
 });
 
-/** The test's stand-in for an env server (holder.fixture.ts) in a child process with its own environment. */
-function holderScript(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const out = join(here, "..", "..", "node_modules", ".cache", "benchmax-test", "holder-isolation.mjs");
-  mkdirSync(dirname(out), { recursive: true });
-  const require = createRequire(import.meta.url);
-  const esbuild = require(createRequire(require.resolve("tsup")).resolve("esbuild")) as {
-    buildSync(o: Record<string, unknown>): unknown;
-  };
-  esbuild.buildSync({
-    entryPoints: [join(here, "holder.fixture.ts")],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    packages: "external",
-    outfile: out,
-    logLevel: "error",
-  });
-  return out;
-}
-
-class Holder {
-  readonly child: ChildProcess;
-  private readonly lines: string[] = [];
-  private waiter?: () => void;
+/** The holder process, with the jail-stats request this file asks it. */
+class Holder extends HolderProcess {
   constructor(env: NodeJS.ProcessEnv) {
-    this.child = spawn(process.execPath, [holderScript()], { stdio: ["pipe", "pipe", "inherit"], env });
-    createInterface({ input: this.child.stdout! }).on("line", (l) => {
-      this.lines.push(l);
-      this.waiter?.();
-    });
+    super("holder-isolation", { env });
   }
-  send(req: Record<string, unknown>): void {
-    this.child.stdin!.write(`${JSON.stringify(req)}\n`);
-  }
-  /** The next answer that matches (answers come in the order they finish). */
-  async next<T = { ok: boolean; output: string; stats?: { jails: JailInfo[] } }>(
-    match: (a: Record<string, unknown>) => boolean,
-  ): Promise<T> {
-    for (;;) {
-      const i = this.lines.findIndex((l) => match(JSON.parse(l)));
-      if (i >= 0) return JSON.parse(this.lines.splice(i, 1)[0]!) as T;
-      await new Promise<void>((r) => (this.waiter = r));
-    }
+  /** The next answer to a code call (stats answers are taken by `stats`). */
+  call(): Promise<{ ok: boolean; output: string }> {
+    return this.next((m) => !("stats" in m));
   }
   async stats(): Promise<JailInfo[]> {
     this.send({ stats: true });
@@ -454,13 +414,13 @@ for (const mode of ["cgroup", "throttle"] as const) {
       try {
         const a = sandbox();
         holder.send({ ...a, code: "x = 1" });
-        expect(await holder.next((m) => !("stats" in m))).toEqual({ ok: true, output: "" });
+        expect(await holder.call()).toEqual({ ok: true, output: "" });
         const [j0] = await holder.stats();
         expect(j0!.cpuBound).toBe(mode);
         const init = j0!.interpreterPid!;
         holder.send({ ...a, code: BUSY_CALL(3) });
         const r = await cpuRate(init, 2000);
-        expect(await holder.next((m) => !("stats" in m))).toEqual({ ok: true, output: "done\n" });
+        expect(await holder.call()).toEqual({ ok: true, output: "done\n" });
         const [j] = await holder.stats();
         const held = mode === "cgroup" ? j!.cgroupThrottled! : j!.throttled!;
         console.info(
@@ -469,7 +429,7 @@ for (const mode of ["cgroup", "throttle"] as const) {
         expect(r).toBeLessThan(0.5 * 1.35);
         expect("stops" in held ? held.stops : held.throttled).toBeGreaterThan(0);
         holder.send({ ...a, code: LEAVE_BUSY });
-        await holder.next((m) => !("stats" in m));
+        await holder.call();
         const [after] = await holder.stats();
         expect(after!.frozen).toBe(true);
         expect(await settledNotStopped(init)).toEqual([]);

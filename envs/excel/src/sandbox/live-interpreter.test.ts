@@ -1,24 +1,15 @@
-/**
- * The live interpreters of run_python and run_code, tested from the model's side: what code can do to its own
- * rollout's state, to the jail's limits, to the env process and to another rollout on the same env.
- */
-import { type ChildProcess, spawn } from "node:child_process";
 import {
   closeSync,
   copyFileSync,
   existsSync,
-  mkdirSync,
   mkdtempSync,
   openSync,
   readdirSync,
   readFileSync,
   readlinkSync,
 } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import type { ToolResult } from "@benchmax/core";
 import { afterAll, describe, expect, it } from "vitest";
 import { fixturesDir } from "../dataset.js";
@@ -26,6 +17,7 @@ import { createExcelEnv } from "../index.js";
 import { preloadRunCode, runCode } from "../run-code.js";
 import { pythonAvailable, runPython } from "../run-python.js";
 import { cgroupSupport } from "./cgroup.js";
+import { HolderProcess } from "./holder-process.fixture.js";
 import { closeInterpreters, interpreterStats } from "./interpreters.js";
 import { jailAvailable } from "./jail.js";
 
@@ -351,48 +343,6 @@ describe.skipIf(!py.ok)("replay on the other test cases", () => {
   }, 120_000);
 });
 
-/** The test's stand-in for an env server: a child Node process holding live interpreters (holder.fixture.ts). */
-function holderScript(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const out = join(here, "..", "..", "node_modules", ".cache", "benchmax-test", "holder.mjs");
-  mkdirSync(dirname(out), { recursive: true });
-  const require = createRequire(import.meta.url);
-  const esbuild = require(createRequire(require.resolve("tsup")).resolve("esbuild")) as {
-    buildSync(o: Record<string, unknown>): unknown;
-  };
-  esbuild.buildSync({
-    entryPoints: [join(here, "holder.fixture.ts")],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    packages: "external",
-    outfile: out,
-    logLevel: "error",
-  });
-  return out;
-}
-
-class Holder {
-  readonly child: ChildProcess;
-  private readonly lines: string[] = [];
-  private waiter?: () => void;
-  constructor(extraFd?: number) {
-    this.child = spawn(process.execPath, [holderScript()], {
-      stdio: ["pipe", "pipe", "inherit", ...(extraFd !== undefined ? [extraFd] : [])],
-    });
-    createInterface({ input: this.child.stdout! }).on("line", (l) => {
-      this.lines.push(l);
-      this.waiter?.();
-    });
-  }
-  async ask(req: Record<string, unknown>): Promise<{ ok: boolean; output: string; stats?: { pids: number[] } }> {
-    this.child.stdin!.write(`${JSON.stringify(req)}\n`);
-    while (!this.lines.length) await new Promise<void>((r) => (this.waiter = r));
-    return JSON.parse(this.lines.shift()!);
-  }
-}
-
 function procTree(root: number): Map<number, string> {
   const parent = new Map<number, number>();
   const comm = new Map<number, string>();
@@ -420,7 +370,7 @@ function procTree(root: number): Map<number, string> {
 describe.skipIf(!py.ok || !jail.ok)("the env process and its jails", () => {
   it("a directory fd open in the env process is not usable from run_python (os.fchdir)", async () => {
     const fd = openSync(goldDir, "r");
-    const holder = new Holder(fd);
+    const holder = new HolderProcess("holder", { extraFd: fd });
     try {
       // the precondition: the env process does hold fd 3 on the gold folder
       expect(readlinkSync(`/proc/${holder.child.pid}/fd/3`)).toBe(goldDir);
@@ -446,7 +396,7 @@ print(found)`,
   }, 90_000);
 
   it("no orphans: SIGKILL the env process and every jail it held dies", async () => {
-    const holder = new Holder();
+    const holder = new HolderProcess("holder");
     try {
       const dirs = [sandbox(), sandbox(), sandbox()];
       for (const [i, d] of dirs.entries()) {
