@@ -14,7 +14,6 @@ import {
 import { dashboardServer } from "./dashboard-server.js";
 import { FEED_PATH, type FeedSource, feedUrl, followFeed } from "./feed-source.js";
 import { listenLoopback } from "./listen-loopback.js";
-import { mergeSeriesStates } from "./merge-series.js";
 import { renderWatchPage } from "./watch-page.js";
 
 export interface FleetWatchOptions {
@@ -149,7 +148,7 @@ export function errorCodesOf(text: string): Record<string, number> {
 /**
  * `benchmax watch URL|DIR URL|DIR …`: one dashboard of several sources as one run — recording servers (`serve
  * --record --token`, followed through their rollout feeds) and run dirs (followed as they grow) — on 127.0.0.1
- * behind a token. The curves, totals and outcomes are the merged run's (`mergeSeriesStates`); the per-node panel shows
+ * behind a token. The curves, totals and outcomes are the merged run's (`LiveSeries.merge`); the per-node panel shows
  * each source's rollouts and outcomes, and for a server what its `/health` and `/metrics` say: reachable, draining,
  * its instance id (a new one after a restart: its feed is read again from the start), live rollouts, rollouts
  * created and released, and requests refused as unknown rollouts or while draining. A server that stops answering
@@ -476,7 +475,10 @@ export async function startFleetWatch(inputs: string[], options: FleetWatchOptio
         });
       });
       rows.sort((a, b) => a.seq - b.seq);
-      const state = mergeSeriesStates(states, { latest: rows.slice(-keepLatest).map((r) => r.row) });
+      const state = LiveSeries.merge(
+        states,
+        rows.slice(-keepLatest).map((r) => r.row),
+      ).toState();
       merged = { rev: seriesRev, snap: LiveSeries.fromState(state).snapshot() };
     }
     return {

@@ -38,7 +38,6 @@ export {
 } from "./fleet-watch.js";
 export { escapeHtml, scriptJson } from "./html-escape.js";
 export { forEachJsonLine, type LoadedRun, type LoadRunOptions, loadRun, rolloutIdOf } from "./load-run.js";
-export { type MergeOptions, mergeSeriesStates } from "./merge-series.js";
 export { type PlayOptions, type PlayServer, startPlay } from "./play-server.js";
 export { inlineTranscripts, renderHtml } from "./render-html.js";
 export {

@@ -386,6 +386,49 @@ export class LiveSeries {
   }
 
   /** Double the bucket width: merge each pair of neighbouring buckets. */
+  /**
+   * Several runs' series (one `toState` per source of a fleet) as one: the series a single LiveSeries would hold had
+   * it been fed every source's rollouts, for runs with trainer steps (a bucket is a span of steps, so the same step on
+   * two servers lands in one point). Buckets are re-keyed to the widest source's width (widths are powers of two),
+   * then coarsened while more than MAX_POINTS are left. A group split over sources (a migrated rollout's forks) is
+   * one group. Tool latency keeps the first MAX_TOOLS tool names, the rest under "other". Runs without steps are
+   * merged by each source's own rollout order (point k pools every source's k-th bucket). When the sources differ in
+   * axis, only those with steps are drawn (the others still count in `total`). Empty sources are skipped. Pass counts
+   * are kept as each source counted them (at its own threshold); the merged series carries the first drawn source's
+   * threshold. `latest`: the merged latest rollouts (oldest first), of which the last `keepLatest` are kept.
+   */
+  static merge(states: SeriesState[], latest: LatestRollout[] = []): LiveSeries {
+    const keepLatest = Math.max(1, ...states.map((s) => s.keepLatest));
+    const sources = states.filter((s) => s.count > 0 && s.buckets.length > 0);
+    const axis = sources.some((s) => s.axis === "step") ? "step" : "rollout";
+    const drawn = sources.filter((s) => (s.axis ?? "rollout") === axis).map((s) => LiveSeries.fromState(s));
+    const out = new LiveSeries(drawn[0]?.passThreshold ?? states[0]?.passThreshold ?? 1, keepLatest);
+    out.count = states.reduce((a, s) => a + s.count, 0);
+    out.latest = latest.slice(-keepLatest);
+    if (drawn.length === 0) return out;
+    out.axis = axis;
+    for (const s of drawn) for (const t of s.tools) if (out.tools.size < MAX_TOOLS) out.tools.add(t);
+    out.width = Math.max(...drawn.map((s) => s.width));
+    for (const s of drawn) {
+      for (const [k, b] of s.buckets) {
+        const x = merge(newBucket(), b);
+        for (const [t, h] of [...x.latency]) {
+          if (out.tools.has(t)) continue;
+          x.latency.delete(t);
+          const other = x.latency.get("other");
+          if (!other) x.latency.set("other", h);
+          else for (let i = 0; i < LAT_BINS; i++) other[i]! += h[i]!;
+        }
+        // a bucket [k·w, (k+1)·w) lies inside [K·W, (K+1)·W) for K = ⌊k·w / W⌋ (W a multiple of w)
+        const key = Math.floor((k * s.width) / out.width);
+        const cur = out.buckets.get(key);
+        out.buckets.set(key, cur ? merge(cur, x) : x);
+      }
+    }
+    while (out.buckets.size > MAX_POINTS) out.coarsen();
+    return out;
+  }
+
   private coarsen(): void {
     this.width *= 2;
     const next = new Map<number, Bucket>();

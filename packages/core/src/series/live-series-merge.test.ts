@@ -1,6 +1,10 @@
-import { LiveSeries, MAX_POINTS, MAX_TOOLS, type RolloutResult } from "@benchmax/core";
 import { describe, expect, it } from "vitest";
-import { mergeSeriesStates } from "./merge-series.js";
+import type { RolloutResult } from "../rollout-result.js";
+import { type LatestRollout, LiveSeries, MAX_POINTS, MAX_TOOLS, type SeriesState } from "./live-series.js";
+
+/** The merged series as state (what a fleet watch draws): `LiveSeries.merge(...).toState()`. */
+const mergeSeriesStates = (states: SeriesState[], o: { latest?: LatestRollout[] } = {}) =>
+  LiveSeries.merge(states, o.latest).toState();
 
 /** A deterministic pseudo-random stream (rewards are binary fractions, so sums are exact in any order). */
 function rng(seed: number) {
@@ -40,7 +44,7 @@ const curves = (s: LiveSeries) => {
   return rest;
 };
 
-describe("mergeSeriesStates: several sources' series as the one series of all their rollouts", () => {
+describe("LiveSeries.merge: several sources' series as the one series of all their rollouts", () => {
   it("equals one series fed every rollout, across bucket widths, coarsening and groups split over sources", () => {
     const rand = rng(7);
     const one = new LiveSeries(1);
