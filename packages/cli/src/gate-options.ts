@@ -40,7 +40,7 @@ export function addGateOptions(cmd: Command): Command {
     .option(OVERRIDE_FLAG.rollouts, "compare runs with different rollout counts, or an interrupted or killed run")
     .option(
       OVERRIDE_FLAG.config,
-      "compare runs with different model, endpoint, sampling (temperature, top_p, max_tokens, seed, sampling args), max turns, tool format, group size or env options",
+      "compare runs with different sampling (temperature, top_p, max_tokens, seed, sampling args), max turns, tool format, group size or env options (another model, endpoint or checkpoint needs no flag)",
     );
 }
 

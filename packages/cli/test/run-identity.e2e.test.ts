@@ -106,7 +106,9 @@ describe("run identity (issue 24)", () => {
     const r = cli(["compare", base, cand]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/not comparable: different config: .*maxTokens null → 5/);
-    expect(r.stdout).toMatch(/model "model-a" → "model-b"/);
+    // the model is what is evaluated, not how: compare names both sides and never calls it drift
+    expect(r.stdout).not.toMatch(/model "model-a" → "model-b"/);
+    expect(r.stdout).toContain("model vs model: baseline openai:model-a, candidate openai:model-b (different model)\n");
     expect(r.stdout).toMatch(/temperature 0 → 1\.5/);
     // the reason before any table, and no REGRESSION verdicts on runs that were not compared
     expect(r.stdout.indexOf("not comparable")).toBeLessThan(r.stdout.indexOf("metric"));

@@ -97,4 +97,57 @@ describe("compareRuns (the regression gate)", () => {
     expect(compareRuns(a, old(run({}, 20), { dataset: "fixtures", group: 1 })).mismatches[0]!.kind).toBe("rollouts");
     expect(compareRuns(a, old(run(), { dataset: "other.jsonl", group: 1 })).mismatches[0]!.kind).toBe("dataset");
   });
+
+  it("compares two models on the same protocol, names both, and still gates a regression", () => {
+    const model = (name: string, baseUrl: string, mean = 0.8, extra: Record<string, unknown> = {}) =>
+      run(
+        {
+          policy: `openai:${name}`,
+          config: { ...run().run!.config, model: name, baseUrl, temperature: 0, seed: null, ...extra },
+        },
+        208,
+        0,
+        mean,
+      );
+    const same = compareRuns(model("qwen-7b", "http://a/v1"), model("qwen-7b-grpo", "http://b/v1"));
+    expect(same.mismatches).toEqual([]);
+    expect(same.failed).toBe(false);
+    expect(same.evaluated).toEqual({
+      base: { policy: "openai:qwen-7b", model: "qwen-7b", baseUrl: "http://a/v1" },
+      cand: { policy: "openai:qwen-7b-grpo", model: "qwen-7b-grpo", baseUrl: "http://b/v1" },
+      differs: ["policy", "model", "baseUrl"],
+    });
+    const worse = compareRuns(model("a", "http://a/v1"), model("b", "http://b/v1", 0.6));
+    expect(worse.comparable).toBe(true);
+    expect(worse.regression).toBe(true);
+    expect(worse.failed).toBe(true);
+    // a checkpoint is what is evaluated too
+    expect(
+      compareRuns(model("a", "u", 0.8, { checkpoint: "s100" }), model("a", "u", 0.8, { checkpoint: "s200" })).failed,
+    ).toBe(false);
+  });
+
+  it("refuses protocol drift between two models, naming each differing field", () => {
+    const base = run({ policy: "openai:a", config: { ...run().run!.config, model: "a", temperature: 0, topP: null } });
+    const cand = run({
+      policy: "openai:b",
+      group: 4,
+      expectedRollouts: 416,
+      config: { ...run().run!.config, model: "b", temperature: 1, topP: 0.9, toolFormat: "openai", maxTurns: 3 },
+    });
+    const r = compareRuns(base, cand, { allow: { rollouts: true } });
+    expect(r.comparable).toBe(false);
+    expect(r.mismatches.find((m) => m.kind === "config")!.message).toBe(
+      'different config: group 2 → 4, maxTurns 10 → 3, temperature 0 → 1, toolFormat "hermes" → "openai", topP null → 0.9',
+    );
+  });
+
+  it("takes a setting an older run.json lacks as unset, and a set one as drift", () => {
+    const old = run({ config: { maxTurns: 10, toolFormat: "hermes" } });
+    const now = run({ config: { ...run().run!.config, seed: null, samplingArgs: null } });
+    expect(compareRuns(old, now).mismatches).toEqual([]);
+    expect(compareRuns(old, run({ config: { ...run().run!.config, seed: 7 } })).mismatches[0]!.message).toBe(
+      "different config: seed unset → 7",
+    );
+  });
 });

@@ -47,8 +47,22 @@ export interface TaskChange {
   delta: number | null;
 }
 
+/**
+ * What a run evaluated: the policy and, for a model, its name, endpoint and checkpoint. Two runs may differ here and
+ * still be compared (baseline model against a new model); `compare` names both sides.
+ */
+export interface EvaluatedSubject {
+  /** The policy's name as the run recorded it, e.g. `openai:Qwen/Qwen2.5-7B-Instruct` or `reference`. */
+  policy: string;
+  model?: string | null;
+  baseUrl?: string | null;
+  checkpoint?: string | null;
+}
+
 export interface CompareResult {
   rows: CompareRow[];
+  /** What each run evaluated, and the fields in which they differ (`policy`, `model`, `baseUrl`, `checkpoint`). */
+  evaluated: { base: EvaluatedSubject; cand: EvaluatedSubject; differs: Array<keyof EvaluatedSubject> };
   /** The tasks whose mean reward or pass rate changed, biggest drop first (from the summaries' per-task figures). */
   tasks: TaskChange[];
   /** A metric regressed (only meaningful when `comparable`). */
@@ -72,6 +86,38 @@ export function errorRate(s: RunSummary): number {
 /** A config value as compare prints it (`unset` when absent). */
 const stable = (x: unknown): string => (x === undefined ? "unset" : stableJson(x));
 
+/**
+ * The run.json config keys that name what is evaluated (the model, where it is served, which checkpoint), not how:
+ * they may differ between two comparable runs. Every other config key is the evaluation protocol and must match.
+ */
+export const EVALUATED_CONFIG_KEYS = ["model", "baseUrl", "checkpoint"] as const;
+
+/** Config keys that never make two runs incomparable on their own: `limit` is judged by the rollout count. */
+const NOT_PROTOCOL = new Set<string>([...EVALUATED_CONFIG_KEYS, "limit"]);
+
+/**
+ * Run dirs written before a setting existed lack its key; a run that leaves the setting unset writes `null` (or `{}`
+ * for env options and sampling args). All mean "unset", so an old run and a new one that leave e.g. `--seed` unset
+ * compare as the same protocol.
+ */
+const unset = (x: unknown): unknown =>
+  x === undefined || (x !== null && typeof x === "object" && !Array.isArray(x) && Object.keys(x).length === 0)
+    ? null
+    : x;
+const sameSetting = (a: unknown, b: unknown): boolean => stableJson(unset(a)) === stableJson(unset(b));
+
+/** What a run evaluated, from its identity (old summaries: the policy name alone). */
+export function evaluatedSubject(s: GateSummary): EvaluatedSubject {
+  const id = runIdentityOf(s);
+  const c = id.config ?? {};
+  const out: EvaluatedSubject = { policy: id.policy ?? s.policy };
+  for (const k of EVALUATED_CONFIG_KEYS) {
+    const v = c[k];
+    if (v !== undefined && v !== null) out[k] = String(v);
+  }
+  return out;
+}
+
 /** The identity of a summary; summaries from before run identities get what can be read from them. */
 export function runIdentityOf(s: GateSummary): Partial<RunIdentity> {
   if (s.run) return s.run;
@@ -84,7 +130,11 @@ export function runIdentityOf(s: GateSummary): Partial<RunIdentity> {
   };
 }
 
-/** Why two runs can't be compared as they are: different env, dataset, rollout count or config. */
+/**
+ * Why two runs can't be compared as they are: different env, dataset, rollout count or evaluation protocol (group
+ * size, max turns, tool format, sampling, env options, split). The model, its endpoint and checkpoint may differ
+ * (`evaluatedSubject`); a setting an older run.json lacks counts as unset.
+ */
 export function runMismatches(
   base: GateSummary,
   cand: GateSummary,
@@ -124,16 +174,18 @@ export function runMismatches(
   } else if (b.dataset !== undefined && c.dataset !== undefined && b.dataset !== c.dataset) {
     add("dataset", `different dataset: baseline ${b.dataset}, candidate ${c.dataset}`);
   }
+  // how the runs were evaluated: every protocol setting by name (model, endpoint and checkpoint may differ)
+  const diffs: string[] = [];
+  if (b.group !== undefined && c.group !== undefined && b.group !== c.group)
+    diffs.push(`group ${b.group} → ${c.group}`);
   if (b.config && c.config) {
     const keys = new Set([...Object.keys(b.config), ...Object.keys(c.config)]);
-    const diffs = [...keys]
-      .sort()
-      .filter((k) => k !== "limit" && stable(b.config![k]) !== stable(c.config![k]))
-      .map((k) => `${k} ${stable(b.config![k])} → ${stable(c.config![k])}`);
-    if (diffs.length) add("config", `different config: ${diffs.join(", ")}`);
-  } else if (b.group !== undefined && c.group !== undefined && b.group !== c.group) {
-    add("config", `different config: group ${b.group} → ${c.group}`);
+    for (const k of [...keys].sort()) {
+      if (NOT_PROTOCOL.has(k) || sameSetting(b.config[k], c.config[k])) continue;
+      diffs.push(`${k} ${stable(b.config[k])} → ${stable(c.config[k])}`);
+    }
   }
+  if (diffs.length) add("config", `different config: ${diffs.join(", ")}`);
   return out;
 }
 
@@ -184,11 +236,15 @@ export function compareRuns(
     rows.push({ metric: `outcome.${o}`, base: b, cand: c, delta: c - b, regression: false, note: "share (info)" });
   }
   const tasks = taskChanges(base, cand);
+  const bs = evaluatedSubject(base);
+  const cs = evaluatedSubject(cand);
+  const differs = (["policy", ...EVALUATED_CONFIG_KEYS] as const).filter((k) => (bs[k] ?? null) !== (cs[k] ?? null));
   const mismatches = runMismatches(base, cand, opts.allow);
   const comparable = mismatches.every((m) => m.allowed);
   const regression = rows.some((r) => r.regression);
   return {
     rows,
+    evaluated: { base: bs, cand: cs, differs },
     tasks,
     regression,
     mismatches,

@@ -1,9 +1,12 @@
+import type { EvaluatedSubject } from "@benchmax/report";
 import Table from "cli-table3";
 import type { Command } from "commander";
 import { compareRuns, type GateSummary, loadRunSummary, type TaskChange } from "../compare-runs.js";
 import { fmt } from "../format.js";
 import { addGateOptions, type GateFlags, gateOptions, OVERRIDE_FLAG } from "../gate-options.js";
 import { parseIntFlag } from "../policy-options.js";
+
+type EvaluatedSubjectField = keyof EvaluatedSubject;
 
 /** The policy and what shaped its samples, as run.json records them (model, endpoint, temperature, …). */
 export function describePolicy(s: GateSummary): string {
@@ -26,6 +29,13 @@ export function describePolicy(s: GateSummary): string {
     parts.push(`sampling args ${JSON.stringify(extra)}`);
   return parts.join(", ");
 }
+
+const EVALUATED_LABEL: Record<EvaluatedSubjectField, string> = {
+  policy: "policy",
+  model: "model",
+  baseUrl: "base URL",
+  checkpoint: "checkpoint",
+};
 
 interface CompareFlags extends GateFlags {
   json?: boolean;
@@ -56,7 +66,7 @@ export function register(program: Command): void {
   const cmd = program
     .command("compare <base> <cand>")
     .description(
-      "compare two run dirs; exit 1 on a regression, or when the runs are not comparable (the CI gate for benchmark regression runs)",
+      "compare two run dirs; exit 1 on a regression, or when the runs are not comparable (the CI gate for benchmark regression runs). The model, endpoint and checkpoint may differ (model vs model); the env, dataset, sampling, max turns, tool format and group must match",
     );
   addGateOptions(cmd)
     .option("--json", "print JSON")
@@ -73,6 +83,14 @@ export function register(program: Command): void {
         for (const m of res.mismatches) {
           process.stdout.write(
             m.allowed ? `note: ${m.message} (allowed by ${overrideFlag[m.kind]})\n` : `not comparable: ${m.message}\n`,
+          );
+        }
+        // what was evaluated may differ (baseline model against a new model); how it was evaluated may not
+        const { evaluated } = res;
+        if (evaluated.differs.length) {
+          const what = evaluated.differs.filter((k) => k !== "policy").map((k) => EVALUATED_LABEL[k]);
+          process.stdout.write(
+            `model vs model: baseline ${evaluated.base.policy}, candidate ${evaluated.cand.policy}${what.length ? ` (different ${what.join(", ")})` : ""}${res.comparable ? "; same protocol" : ""}\n`,
           );
         }
         process.stdout.write(
@@ -101,7 +119,9 @@ export function register(program: Command): void {
             `gate failed: baseline ${baseDir} and candidate ${candDir} are different runs; re-run the candidate like the baseline, or pass ${flagsNeeded.join(" ")} to compare them anyway\n`,
           );
         } else if (res.regression) {
-          process.stdout.write(`regression: candidate ${candDir} is worse than baseline ${baseDir} (${tol})\n`);
+          process.stdout.write(
+            `regression: candidate ${candDir} (${cand.policy}) is worse than baseline ${baseDir} (${base.policy}) (${tol})\n`,
+          );
         } else {
           process.stdout.write(`no regression (${tol})\n`);
         }

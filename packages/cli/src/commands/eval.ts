@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import {
@@ -310,6 +311,9 @@ export async function evalCommand(envSpec: string | undefined, flags: EvalFlags)
   const firstErrors: Array<string | undefined> = [];
   const dirs: string[] = [];
   const abort = new AbortController();
+  // each model call in flight links one abort listener to this signal (and unlinks it when done): --concurrency 32
+  // means 32 listeners, which is no leak, so Node's warning past 10 would only be noise on stderr
+  setMaxListeners(0, abort.signal);
   let interrupts = 0;
   // Ctrl-C, and SIGTERM (a CI cancel, `timeout`, Kubernetes): stop starting rollouts, write the partial summary
   let exitCode = 130;
