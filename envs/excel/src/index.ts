@@ -22,6 +22,7 @@ import { type CaseOutcome, type Scorer, scoreOneCase, scoreRollout } from "./rew
 import { preloadRunCode } from "./run-code.js";
 import { pythonAvailable } from "./run-python.js";
 import { releaseInterpreters } from "./sandbox/interpreters.js";
+import { excelStateView } from "./state-view.js";
 import {
   DEFAULT_TOOL_FAMILIES,
   dropSnapshot,
@@ -276,6 +277,8 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
     referencePolicy: () => excelReferencePolicy(),
     scoreCase: (c, ctx) => scoreOneCase(c, ctx, scorer),
     rolloutMetadata: (_id, state) => state.detail,
+    // `benchmax play` shows the workbook as a grid after every tool call
+    renderState: (state) => excelStateView(state),
   });
 }
 

@@ -4,6 +4,7 @@ import type { Policy } from "./policy.js";
 import { assertFiniteRewards } from "./reward.js";
 import { lastAssistantText, type RewardContext, Rubric } from "./rubric.js";
 import type { ArtifactData } from "./run-dir/artifacts.js";
+import type { StateView, StateViewCapability } from "./state-view.js";
 import {
   capToolResult,
   formatZodError,
@@ -56,6 +57,11 @@ export interface DefineEnvConfig<T extends Task, S> {
   ): Record<string, ArtifactData> | undefined | Promise<Record<string, ArtifactData> | undefined>;
   /** Put stored artifacts back into a fresh state (see `Env.restoreArtifacts`). */
   restoreArtifacts?(state: S, artifacts: Record<string, Uint8Array>, rolloutId: string): void | Promise<void>;
+  /**
+   * The rollout's state as a person would see it (a grid, or text): gives the env the optional
+   * `StateViewCapability` (`benchmax play` shows it after every tool call). Must not change the state.
+   */
+  renderState?(state: S, rolloutId: string): StateView | undefined | Promise<StateView | undefined>;
   close?(): void | Promise<void>;
 }
 
@@ -222,6 +228,16 @@ export function defineEnv<T extends Task = Task, S = Record<string, never>>(cfg:
     env.restoreArtifacts = async (id, artifacts) => {
       await put(slot(id).state, artifacts, id);
     };
+  }
+  if (cfg.renderState) {
+    const render = cfg.renderState;
+    const view: StateViewCapability = {
+      renderState: (id) => {
+        const s = slots.get(id);
+        return s ? render(s.state, id) : undefined;
+      },
+    };
+    Object.assign(env, view);
   }
   if (cfg.rolloutMetadata) {
     const meta = cfg.rolloutMetadata;

@@ -30,6 +30,7 @@ export * from "./schemas.js";
 export * from "./score.js";
 export * from "./seeded-random.js";
 export * from "./series/index.js";
+export * from "./state-view.js";
 export * from "./summary.js";
 export * from "./timeout.js";
 export * from "./token-drift.js";

@@ -5,9 +5,12 @@ import {
   type Env,
   Episode,
   errorMessage,
+  hasStateView,
   InfraError,
   type Policy,
+  type StateView,
   type StepResult,
+  stateViewProblems,
   type Task,
   type ToolFormat,
   UsageError,
@@ -56,12 +59,50 @@ const PLAY_SCRIPT = String.raw`
     box.appendChild(el("pre", "", text));
     document.getElementById("conversation").appendChild(box);
   }
+  // the env's state view (an env with StateViewCapability): a grid of sheets or text, redrawn after every turn
+  function renderState(v) {
+    var box = document.getElementById("state");
+    if (!box || v === undefined) return;
+    box.textContent = "";
+    box.parentNode.hidden = !v;
+    if (!v) return;
+    box.setAttribute("data-kind", v.kind);
+    if (v.note) box.appendChild(el("div", "muted", v.note));
+    if (v.kind === "text") { box.appendChild(el("pre", "state-text", v.text)); return; }
+    function colName(n) { var s = ""; for (; n > 0; n = Math.floor((n - 1) / 26)) s = String.fromCharCode(65 + ((n - 1) % 26)) + s; return s; }
+    (v.sheets || []).forEach(function (sh) {
+      var wrap = el("div", "sheet");
+      wrap.setAttribute("data-sheet", sh.name);
+      wrap.appendChild(el("div", "sheet-name", sh.name + (sh.truncated ? " (" + sh.truncated + ")" : "")));
+      var r0 = sh.firstRow || 1, c0 = sh.firstColumn || 1, width = 0;
+      sh.cells.forEach(function (row) { width = Math.max(width, row.length); });
+      var table = el("table", "grid");
+      var head = el("tr");
+      head.appendChild(el("th"));
+      for (var c = 0; c < width; c++) head.appendChild(el("th", "", colName(c0 + c)));
+      table.appendChild(head);
+      sh.cells.forEach(function (row, r) {
+        var tr = el("tr");
+        tr.appendChild(el("th", "", r0 + r));
+        for (var c = 0; c < width; c++) {
+          var value = row[c];
+          var td = el("td", typeof value === "number" ? "num" : "", value === null || value === undefined ? "" : value);
+          td.setAttribute("data-cell", colName(c0 + c) + (r0 + r));
+          tr.appendChild(td);
+        }
+        table.appendChild(tr);
+      });
+      wrap.appendChild(table);
+      box.appendChild(wrap);
+    });
+  }
   function setError(e) { document.getElementById("error").textContent = e ? String(e.message || e) : ""; }
   function started(j) {
     episode = j.id;
     document.getElementById("conversation").textContent = "";
     document.getElementById("result").textContent = "";
     j.messages.forEach(show);
+    renderState(j.state);
     document.body.setAttribute("data-state", "running");
   }
   document.getElementById("start").addEventListener("click", function () {
@@ -77,6 +118,7 @@ const PLAY_SCRIPT = String.raw`
   function stepped(j) {
     show(j.assistant);
     j.observations.forEach(show);
+    renderState(j.state);
     if (j.done) ended(j);
   }
   document.getElementById("send").addEventListener("click", function () {
@@ -150,6 +192,12 @@ textarea, input, select { font: inherit; width: 100%; box-sizing: border-box; ma
 .errorbox, #error { color: #8a1c14; }
 .explain code { background: #f3f4f7; padding: 1px 4px; }
 .explain ul.why { margin: 6px 0 0; padding-left: 18px; }
+.sheet { overflow: auto; max-height: 420px; margin: 6px 0; }
+.sheet-name { font-weight: 600; margin: 4px 0; }
+table.grid { border-collapse: collapse; font: 12px/1.3 ui-monospace, monospace; }
+table.grid th, table.grid td { border: 1px solid #e3e6ec; padding: 2px 6px; white-space: nowrap; max-width: 240px; overflow: hidden; text-overflow: ellipsis; }
+table.grid th { background: #f3f4f7; color: #5b6475; font-weight: normal; }
+table.grid td.num { text-align: right; }
 `;
 
 function page(env: Env, tasks: Task[], token: string, o: { model?: string; inline: boolean }): string {
@@ -167,7 +215,8 @@ function page(env: Env, tasks: Task[], token: string, o: { model?: string; inlin
 <body data-token="${escapeHtml(token)}" data-state="idle">
 <header><h1>benchmax play — ${escapeHtml(env.name)}</h1><div class="muted">Step an episode: type the assistant's reply or call a tool through the form${o.model ? ", or let the model take the turn" : ""}. The gold shows only when the episode ends.</div></header>
 <main>
-<section class="panel"><h3>Conversation</h3><div id="conversation"><p class="muted">Pick a task and start.</p></div><div id="result"></div></section>
+<section class="panel"><h3>Conversation</h3><div id="conversation"><p class="muted">Pick a task and start.</p></div><div id="result"></div>
+${hasStateView(env) ? `<div id="state-panel" hidden><h3>State</h3><div class="muted">${escapeHtml(env.name)}'s state after the last turn</div><div id="state"></div></div>` : ""}</section>
 <aside class="panel">
 <label>task<select id="task">${options}</select></label>
 <button id="start" type="button">start episode</button>
@@ -287,9 +336,28 @@ export async function startPlay(env: Env, options: PlayOptions = {}): Promise<Pl
     return { id, prompt, groundTruth: gold };
   };
 
+  /**
+   * The env's view of the rollout's state (an env with `StateViewCapability`), for the page to draw after every turn;
+   * undefined for an env without one. A view that fails or is malformed shows as text saying so.
+   */
+  const stateOf = async (ep: Episode): Promise<StateView | undefined> => {
+    if (!hasStateView(env)) return undefined;
+    try {
+      const v = await env.renderState(ep.rolloutId);
+      if (v === undefined) return undefined;
+      const problems = stateViewProblems(v);
+      return problems.length ? { kind: "text", text: `${env.name}'s state view: ${problems.join("; ")}` } : v;
+    } catch (e) {
+      return { kind: "text", text: `${env.name}'s state view failed: ${errorMessage(e)}` };
+    }
+  };
+
   /** What the page gets for a step: the turn and its tool results; the reward and the gold only once it is over. */
   const stepReply = async (ep: Episode, assistant: AssistantMessage, out: StepResult) => {
     const reply: Record<string, unknown> = { assistant, observations: out.observations, done: out.done };
+    // the state as the turn left it, taken before an ended episode is released
+    const state = await stateOf(ep);
+    if (state) reply.state = state;
     if (out.done) {
       Object.assign(reply, { outcome: out.outcome, reward: out.reward, rewards: out.rewards, error: out.error });
       await ep.close();
@@ -331,7 +399,8 @@ export async function startPlay(env: Env, options: PlayOptions = {}): Promise<Pl
         const id = `play-${++n}`;
         const ep = await Episode.start(env, task, { rolloutId: id, toolFormat });
         episodes.set(id, ep);
-        return json(res, 200, { id, messages: ep.policyInput().messages });
+        const state = await stateOf(ep);
+        return json(res, 200, { id, messages: ep.policyInput().messages, ...(state ? { state } : {}) });
       }
       if (url.pathname === "/api/step") {
         const ep = episodes.get(String(b.id));
