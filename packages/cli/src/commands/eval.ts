@@ -17,8 +17,17 @@ import {
 import type { GateSummary } from "@benchmax/report";
 import type { Command } from "commander";
 import { listInstalledEnvs, loadEnvModule, parseKeyValues, resolveEnvEntry } from "../env-loader.js";
+import { configRunName, configRunsName, loadEvalConfig } from "../eval-config.js";
 import { summaryTable, terminalWidth } from "../format.js";
-import { addPolicyOptions, makePolicy, type PolicyFlags, parseIntFlag, samplingIdentity } from "../policy-options.js";
+import {
+  addPolicyOptions,
+  checkReachable,
+  makePolicy,
+  type PolicyFlags,
+  parseIntFlag,
+  parseSamplingArgs,
+  samplingIdentity,
+} from "../policy-options.js";
 import { progressReporter } from "../progress.js";
 import { runVersions } from "../versions.js";
 
@@ -42,15 +51,30 @@ export interface EvalFlags extends PolicyFlags {
   token?: string;
   quiet?: boolean;
   allowOracle?: boolean;
+  /** An eval config file (TOML or JSON): several envs, models and endpoints in one go. */
+  config?: string;
+  /** The checkpoint evaluated (a label recorded in run.json; `compare` names it). */
+  checkpoint?: string;
+  /** Env options as values (from a config file's env_args); else parsed from --env-opt. */
+  envOptions?: Record<string, unknown>;
 }
+
+const envOptionsOf = (flags: EvalFlags): Record<string, unknown> => flags.envOptions ?? parseKeyValues(flags.envOpt);
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 
 export function register(program: Command): void {
   const cmd = program
     .command("eval [env]")
-    .description("evaluate a policy on an env (its embedded fixtures by default) and write a run dir")
+    .description(
+      "evaluate a policy on an env (its embedded fixtures by default) and write a run dir; with --config, every env × model of an eval config file",
+    )
     .option("--all", "every installed env")
+    .option(
+      "--config <file>",
+      "an eval config file (TOML or JSON: [endpoints.NAME] aliases and [[eval]] tables): one run dir per env × endpoint under --out, then one table; the file's keys override these flags",
+    )
+    .option("--checkpoint <label>", "the checkpoint evaluated, recorded in run.json (compare names it)")
     .option("--limit <n>", "only the first N tasks (N >= 1)", (v) => parseIntFlag(v, "--limit", 1))
     .option("--group <g>", "rollouts per task (GRPO group size)", (v) => parseIntFlag(v, "--group", 1), 1)
     .option("--concurrency <c>", "rollouts in flight", (v) => parseIntFlag(v, "--concurrency", 1), 16)
@@ -81,7 +105,7 @@ export function register(program: Command): void {
 }
 
 async function openEnv(spec: string, flags: EvalFlags): Promise<{ env: Env; local?: Env; entry?: string }> {
-  const options = parseKeyValues(flags.envOpt);
+  const options = envOptionsOf(flags);
   if (flags.endpoint) {
     const endpoints = flags.endpoint
       .split(",")
@@ -197,13 +221,19 @@ interface EvalOneResult {
   interrupted: boolean;
 }
 
-async function evalOne(spec: string, flags: EvalFlags, outDir: string, signal: AbortSignal): Promise<EvalOneResult> {
+async function evalOne(
+  spec: string,
+  flags: EvalFlags,
+  outDir: string,
+  signal: AbortSignal,
+  multi: boolean,
+): Promise<EvalOneResult> {
   if (!["hermes", "openai"].includes(flags.toolFormat ?? "hermes")) {
     throw new UsageError(`--tool-format must be hermes or openai, got "${flags.toolFormat}"`);
   }
   const rd = new RunDir(outDir);
-  // with --all, an env the interrupted run never reached starts afresh
-  if (flags.resume && flags.all && !rd.hasResults()) flags = { ...flags, resume: false };
+  // with --all or --config, a run the interrupted invocation never reached starts afresh
+  if (flags.resume && multi && !rd.hasResults()) flags = { ...flags, resume: false };
   if (flags.resume && !rd.hasResults()) {
     throw new UsageError(`--resume: no results.jsonl in ${outDir} (pass the run's --out dir)`);
   }
@@ -233,9 +263,10 @@ async function evalOne(spec: string, flags: EvalFlags, outDir: string, signal: A
       maxTurns: flags.maxTurns,
       toolFormat: flags.toolFormat,
       split: flags.split ?? null,
-      envOptions: parseKeyValues(flags.envOpt),
+      envOptions: envOptionsOf(flags),
       limit: flags.limit ?? null,
       ...samplingIdentity(flags),
+      ...(flags.checkpoint !== undefined ? { checkpoint: flags.checkpoint } : {}),
     };
     const identity: RunIdentity = {
       env: env.name,
@@ -289,24 +320,117 @@ async function evalOne(spec: string, flags: EvalFlags, outDir: string, signal: A
   }
 }
 
+/** One run of an `eval` invocation: an env, the flags it runs with, and its run dir. */
+interface EvalJob {
+  spec: string;
+  flags: EvalFlags;
+  outDir: string;
+}
+
 export async function evalCommand(envSpec: string | undefined, flags: EvalFlags): Promise<number> {
+  if (flags.config) return evalConfigCommand(envSpec, flags);
   let specs: string[];
   if (flags.all) {
     if (envSpec) throw new UsageError("give an env or --all, not both");
     specs = listInstalledEnvs().map((e) => e.name);
     if (specs.length === 0) throw new UsageError("no @benchmax/env-* packages are installed");
   } else {
-    if (!envSpec) throw new UsageError("name an env (benchmax list shows them) or pass --all");
+    if (!envSpec) throw new UsageError("name an env (benchmax list shows them), pass --all, or --config FILE");
     specs = [envSpec];
   }
-  if (flags.toolFormat === undefined) {
-    const { format, note } = defaultToolFormat(flags);
-    flags = { ...flags, toolFormat: format };
-    if (note && !flags.quiet && !flags.json) process.stderr.write(`benchmax: note: ${note}\n`);
+  flags = withToolFormat(flags);
+  checkRunFlags(flags, Boolean(flags.all));
+  const jobs = specs.map((spec) => {
+    const name = runName(spec);
+    const outDir = flags.out ? (specs.length > 1 ? join(flags.out, name) : flags.out) : RunDir.defaultPath(name);
+    return { spec, flags, outDir };
+  });
+  return runJobs(jobs, flags, {
+    multi: Boolean(flags.all),
+    resumeOf: (job) =>
+      resumeCommand(process.argv, job.outDir, flags.all ? { spec: job.spec, out: flags.out } : undefined),
+  });
+}
+
+/** --tool-format's default for these flags, with its note on stderr (once per invocation). */
+function withToolFormat(flags: EvalFlags, noted = new Set<string>()): EvalFlags {
+  if (flags.toolFormat !== undefined) return flags;
+  const { format, note } = defaultToolFormat(flags);
+  if (note && !flags.quiet && !flags.json && !noted.has(note)) {
+    noted.add(note);
+    process.stderr.write(`benchmax: note: ${note}\n`);
   }
+  return { ...flags, toolFormat: format };
+}
+
+function checkRunFlags(flags: EvalFlags, multi: boolean): void {
   if (flags.resume && !flags.out) throw new UsageError("--resume needs --out <run dir>");
   if (flags.resume && flags.force) throw new UsageError("give --resume or --force, not both");
-  if (flags.out) checkOutDir(flags.out, Boolean(flags.all));
+  if (flags.out) checkOutDir(flags.out, multi);
+}
+
+/**
+ * `eval --config FILE`: each env × endpoint (or model) of each `[[eval]]` is one run, in `<out>/<env>-<endpoint>`,
+ * run one after another like `eval --all`; then one results table, and the gate on each run.
+ */
+async function evalConfigCommand(envSpec: string | undefined, cli: EvalFlags): Promise<number> {
+  if (envSpec) throw new UsageError(`give an env or --config, not both (the file names the envs)`);
+  if (cli.all) throw new UsageError("give --all or --config, not both");
+  const { runs } = loadEvalConfig(cli.config!);
+  const out = cli.out ?? RunDir.defaultPath(configRunsName(cli.config!));
+  const flags = { ...cli, out };
+  checkRunFlags(flags, true);
+  const seen = new Map<string, number>();
+  const noted = new Set<string>();
+  const jobs: EvalJob[] = runs.map((r) => {
+    const s = r.settings;
+    let f: EvalFlags = {
+      ...flags,
+      policy: r.policy,
+      model: r.model,
+      baseUrl: r.baseUrl,
+      apiKey: r.apiKey ?? flags.apiKey,
+      checkpoint: r.checkpoint,
+      limit: s.n ?? flags.limit,
+      group: s.group ?? flags.group,
+      maxTurns: s.max_turns ?? flags.maxTurns,
+      concurrency: s.concurrency ?? flags.concurrency,
+      retries: s.retries ?? flags.retries,
+      temperature: s.temperature ?? flags.temperature,
+      topP: s.top_p ?? flags.topP,
+      maxTokens: s.max_tokens ?? flags.maxTokens,
+      seed: s.seed ?? flags.seed,
+      samplingArgs: s.sampling_args ?? flags.samplingArgs,
+      timeout: s.timeout ?? flags.timeout,
+      dataset: s.dataset ?? flags.dataset,
+      split: s.split ?? flags.split,
+      envOptions: s.env_args ?? envOptionsOf(flags),
+      toolFormat: s.tool_format ?? r.endpointToolFormat ?? flags.toolFormat,
+    };
+    if (f.samplingArgs) f.samplingArgs = parseSamplingArgs(JSON.stringify(f.samplingArgs));
+    f = withToolFormat(f, noted);
+    // the same env and endpoint twice (other settings): a second run dir, numbered
+    const base = configRunName(runName(r.env), r.label);
+    const count = (seen.get(base) ?? 0) + 1;
+    seen.set(base, count);
+    return { spec: r.env, flags: f, outDir: join(out, count > 1 ? `${base}-${count}` : base) };
+  });
+  // every endpoint answers before the first run starts: a dead one found after an hour of runs wastes that hour
+  const urls = [
+    ...new Set(jobs.flatMap((j) => (j.flags.policy === "openai" && j.flags.baseUrl ? [j.flags.baseUrl] : []))),
+  ];
+  for (const u of urls) await checkReachable(u, Math.min((flags.timeout ?? 120) * 1000, 10_000));
+  return runJobs(jobs, flags, {
+    multi: true,
+    resumeOf: () => resumeCommand(process.argv, out, { spec: "", out }),
+  });
+}
+
+async function runJobs(
+  jobs: EvalJob[],
+  flags: EvalFlags,
+  options: { multi: boolean; resumeOf: (job: EvalJob) => string },
+): Promise<number> {
   const summaries: GateSummary[] = [];
   const firstErrors: Array<string | undefined> = [];
   const dirs: string[] = [];
@@ -337,11 +461,16 @@ export async function evalCommand(envSpec: string | undefined, flags: EvalFlags)
   process.on("SIGINT", onSigint);
   process.on("SIGTERM", onSigterm);
   try {
-    for (const spec of specs) {
+    for (const job of jobs) {
       if (abort.signal.aborted) break;
-      const name = runName(spec);
-      const outDir = flags.out ? (specs.length > 1 ? join(flags.out, name) : flags.out) : RunDir.defaultPath(name);
-      const { summary, firstError, interrupted } = await evalOne(spec, flags, outDir, abort.signal);
+      const { outDir } = job;
+      const { summary, firstError, interrupted } = await evalOne(
+        job.spec,
+        job.flags,
+        outDir,
+        abort.signal,
+        options.multi,
+      );
       summaries.push(summary);
       firstErrors.push(firstError);
       dirs.push(outDir);
@@ -350,8 +479,7 @@ export async function evalCommand(envSpec: string | undefined, flags: EvalFlags)
         process.stderr.write(
           `benchmax: ${summary.env}: stopped after ${done} of ${summary.run?.expectedRollouts} rollouts; partial summary in ${join(outDir, "summary.json")}\n`,
         );
-        const all = flags.all ? { spec, out: flags.out } : undefined;
-        process.stderr.write(`resume with: ${resumeCommand(process.argv, outDir, all)}\n`);
+        process.stderr.write(`resume with: ${options.resumeOf(job)}\n`);
       }
     }
   } finally {
@@ -359,17 +487,20 @@ export async function evalCommand(envSpec: string | undefined, flags: EvalFlags)
     process.off("SIGTERM", onSigterm);
   }
   if (flags.json) {
-    process.stdout.write(`${JSON.stringify(specs.length === 1 ? summaries[0] : summaries, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(jobs.length === 1 && !flags.config ? summaries[0] : summaries, null, 2)}\n`);
   } else {
     process.stdout.write(`${summaryTable(summaries, terminalWidth())}\n`);
     for (const d of dirs) process.stdout.write(`run dir: ${d}\n`);
   }
   if (abort.signal.aborted) return exitCode;
-  const allInfra = summaries.findIndex((s) => s.n > 0 && s.outcomes.infra_error === s.n);
-  if (allInfra >= 0) {
-    const s = summaries[allInfra]!;
-    process.stderr.write(`benchmax: every rollout of ${s.env} failed with infra_error: ${firstErrors[allInfra]}\n`);
-    return 1;
-  }
-  return 0;
+  // the gate, on each run: a run whose every rollout failed with infra_error fails the command
+  let failed = 0;
+  summaries.forEach((s, i) => {
+    if (s.n > 0 && s.outcomes.infra_error === s.n) {
+      failed++;
+      const who = jobs.length > 1 ? `${s.env} (${s.policy}, ${dirs[i]})` : s.env;
+      process.stderr.write(`benchmax: every rollout of ${who} failed with infra_error: ${firstErrors[i]}\n`);
+    }
+  });
+  return failed ? 1 : 0;
 }
