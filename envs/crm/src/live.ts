@@ -77,7 +77,14 @@ export class LiveOrg {
   ) {}
 
   static async connect(options: LiveOptions): Promise<LiveOrg> {
-    const { Connection } = (await import("jsforce")) as unknown as {
+    // jsforce is an optional peer dependency: only the live backend needs it (and its core-js dependencies)
+    const { Connection } = (await import("jsforce").catch((e: NodeJS.ErrnoException) => {
+      if (e?.code !== "ERR_MODULE_NOT_FOUND") throw e;
+      throw new InfraError(
+        "crm backend=live needs jsforce, an optional peer dependency of @benchmax/env-crm: npm i jsforce",
+        { cause: e, retryable: false },
+      );
+    })) as unknown as {
       Connection: new (o: Record<string, unknown>) => JsforceConnection;
     };
     const version = options.version ?? "59.0";
