@@ -20,6 +20,8 @@ const run = spawnSync(process.execPath, [join(root, "bench", "run.mjs"), "--out"
   // and `validate` over 100,000 rows instead of 1,000,000
   env: {
     BENCHMAX_SOAK_ROLLOUTS: "1000",
+    // the excel server's long run at 100 rollouts (each with a run_code call) instead of 2,000
+    BENCHMAX_SOAK_EXCEL_ROLLOUTS: "100",
     BENCH_SESSIONS: "512",
     BENCH_SESSIONS_WAIT_MS: "1000",
     BENCH_VALIDATE_ROWS: "100000",

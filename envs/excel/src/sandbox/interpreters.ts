@@ -339,6 +339,16 @@ export function prewarm(spec: InterpreterSpec, size = 2): void {
   poolFor(spec, size).fill();
 }
 
+/**
+ * The deadline timer's delay: rounded up to a whole second. Node keeps one timer list per distinct delay, and the list
+ * of an unref'd timer that is cleared early stays until its time comes (Node deletes only ref'd lists on clear): with
+ * a delay unique to the millisecond, every released rollout left an empty list behind for up to its deadline (20
+ * minutes), a heap that grew with the rollout rate. Whole seconds share lists; the kill comes at most 1 s late.
+ */
+export function deadlineDelay(ms: number): number {
+  return ms <= 0 ? 0 : Math.ceil(ms / 1000) * 1000;
+}
+
 const keyOf = (language: string, dir: string) => `${language}\0${dir}`;
 
 function endSession(s: Session, note?: string): void {
@@ -406,7 +416,7 @@ async function sessionFor(req: ExecRequest, key: string): Promise<Session> {
         session.jail.kill(new JailGone("killed", DEADLINE_NOTE));
         notes.set(key, DEADLINE_NOTE);
       },
-      Math.max(0, req.endsAt - performance.now()),
+      deadlineDelay(req.endsAt - performance.now()),
     );
     session.deadline.unref();
   }
