@@ -135,7 +135,7 @@ describe("compare, model vs model (issue 38)", () => {
       "--quiet",
       ...extra,
     ];
-    expect((await cliAsync(evalArgs(a.url, "model-a", base))).code).toBe(0);
+    expect((await cliAsync(evalArgs(a.url, "model-a", base, "--checkpoint", "step-100"))).code).toBe(0);
     expect(
       (await cliAsync(evalArgs(b.url, "model-b", cand, "--temperature", "0.7", "--max-turns", "3", "--seed", "1")))
         .code,
@@ -147,7 +147,10 @@ describe("compare, model vs model (issue 38)", () => {
     );
     expect(r.stdout).not.toMatch(/not comparable: .*model/);
     expect(r.stdout).toContain(
-      "model vs model: baseline openai:model-a, candidate openai:model-b (different model, base URL)\n",
+      "model vs model: baseline openai:model-a, candidate openai:model-b (different model, base URL, checkpoint)\n",
+    );
+    expect(r.stdout).toContain(
+      `baseline:  ${base} (openai:model-a, at ${a.url}, checkpoint step-100, tool format hermes`,
     );
     expect(r.stdout).toContain("pass --allow-different-config to compare them anyway");
   });

@@ -14,6 +14,7 @@ export function describePolicy(s: GateSummary): string {
   const parts = [s.run?.policy ?? s.policy];
   const show: Array<[string, string]> = [
     ["baseUrl", "at"],
+    ["checkpoint", "checkpoint"],
     ["temperature", "temperature"],
     ["topP", "top_p"],
     ["maxTokens", "max_tokens"],
