@@ -289,7 +289,9 @@ describe("deploy/skypilot", () => {
     expect(task.envs.BENCHMAX_TOKEN).toBeUndefined();
     expect(task.resources.image_id).toMatch(/^docker:benchmax\/env-server-[a-z]+:\d+\.\d+\.\d+$/);
     expect(task.resources.ports).toBeUndefined();
-    expect(task.run).toMatch(/benchmax serve "\$BENCHMAX_ENV" --host 0\.0\.0\.0 --port "\$ROLLOUT_PORT" &/);
+    expect(task.run).toMatch(
+      /benchmax serve "\$BENCHMAX_ENV" --host 0\.0\.0\.0 --port "\$ROLLOUT_PORT" --drain-grace "\$DRAIN_GRACE_S" &/,
+    );
     expect(task.run).toMatch(/BENCHMAX_ROLLOUT_ENDPOINT/);
     expect(task.setup).toBeUndefined();
   });
@@ -326,13 +328,13 @@ describe("deploy/skypilot: spot, as a managed job", () => {
     expect(task.run).toMatch(
       /benchmax serve "\$BENCHMAX_ENV" --host 0\.0\.0\.0 --port "\$ROLLOUT_PORT" --drain-grace "\$DRAIN_GRACE_S" &/,
     );
-    expect(task.run).toMatch(/benchmax serve "\$BENCHMAX_ENV" --mcp --host 0\.0\.0\.0 --port "\$PORT" &/);
+    expect(task.run).toMatch(
+      /benchmax serve "\$BENCHMAX_ENV" --mcp --host 0\.0\.0\.0 --port "\$PORT" --drain-grace "\$DRAIN_GRACE_S" &/,
+    );
     // under a preemption notice of about 30 s (GCP's for spot VMs)
     expect(task.envs.DRAIN_GRACE_S).toBeGreaterThan(0);
     expect(task.envs.DRAIN_GRACE_S).toBeLessThan(30);
-    const { DRAIN_GRACE_S: _spotGrace, ...spotEnvs } = task.envs;
-    const { DRAIN_GRACE_S: _grace, ...baseEnvs } = base.envs;
-    expect(spotEnvs).toEqual(baseEnvs);
+    expect(task.envs).toEqual(base.envs);
   });
 });
 
@@ -341,8 +343,8 @@ describe("deploy/skypilot run script: a SIGTERM reaches every server", { timeout
    * The task's `run` under bash with a stand-in `benchmax` that logs its arguments and the SIGTERM it gets. Waits are
    * on the log's contents and the script's exit, never on a clock.
    */
-  it.each(["env-servers-spot.yaml"])(
-    "%s: SIGTERM drains the rollout server, stops the MCP servers, exits 143",
+  it.each(["env-servers.yaml", "env-servers-spot.yaml"])(
+    "%s: SIGTERM reaches every server (each drains), exits 143",
     async (file) => {
       const task = parse(read(`skypilot/${file}`));
       const dir = mkdtempSync(join(tmpdir(), "benchmax-run-"));
@@ -380,6 +382,7 @@ describe("deploy/skypilot run script: a SIGTERM reaches every server", { timeout
         expect(await exited).toBe(143);
         const grace = String(task.envs.DRAIN_GRACE_S);
         expect(lines("start")).toContain(`start serve math --host 0.0.0.0 --port 8000 --drain-grace ${grace}`);
+        expect(lines("start")).toContain(`start serve math --mcp --host 0.0.0.0 --port 8080 --drain-grace ${grace}`);
         expect(lines("TERM").sort()).toEqual(
           lines("start")
             .map((l) => l.replace(/^start/, "TERM"))

@@ -328,7 +328,9 @@ cleanup() {
   trap - EXIT
   trap '' INT TERM HUP
   [ -n "$TRAIN_PGID" ] && stop_group "$TRAIN_PGID" TERM
-  for pgid in ${SERVER_PGIDS[@]+"${SERVER_PGIDS[@]}"}; do stop_group "$pgid" TERM; done
+  # SIGINT, not SIGTERM: a server drains on SIGTERM (its live rollouts served until released, 30 s at most), but the
+  # trainer that held them is gone, so nothing would release them; SIGINT closes at once
+  for pgid in ${SERVER_PGIDS[@]+"${SERVER_PGIDS[@]}"}; do stop_group "$pgid" INT; done
   [ ${#SERVER_PGIDS[@]} -gt 0 ] && echo "benchmax: stopped the env servers this launch started" >&2
   exit "$code"
 }

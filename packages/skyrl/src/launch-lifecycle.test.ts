@@ -26,6 +26,11 @@ node -e 'fetch(process.env.BENCHMAX_ENDPOINTS.split(",")[0] + "/metadata", { hea
 case "$FAKE_MODE" in
   crash) exit 3 ;;
   hang) touch "$FAKE_DIR/ready"; sleep 600 & wait ;;
+  hold)
+    # a rollout left live on the server, as a trainer stopped mid-step leaves them
+    node -e 'fetch(process.env.BENCHMAX_ENDPOINTS.split(",")[0] + "/v1/rollouts", { method: "POST", headers: { authorization: "Bearer " + process.env.BENCHMAX_TOKEN, "content-type": "application/json" }, body: "{}" })
+      .then((r) => require("fs").writeFileSync(process.env.FAKE_DIR + "/held.txt", String(r.status)))'
+    touch "$FAKE_DIR/ready"; sleep 600 & wait ;;
   *) exit 0 ;;
 esac
 `,
@@ -160,6 +165,20 @@ describe.skipIf(!hasCli)("skyrl-launch.sh stops the servers it started on every 
       await expectStopped(r.err, [port]);
     });
   }
+
+  it("SIGTERM with a rollout live on the server: the server closes at once (no drain for a stopped trainer)", async () => {
+    const port = await freePort();
+    // the server's drain grace (30 s) is past the launcher's stop grace (15 s): a server that drained would be killed
+    const l = launch(single, { BENCHMAX_ENV: "math", BENCHMAX_PORT: String(port), FAKE_MODE: "hold" });
+    await until("the fake trainer", () => existsSync(join(l.dir, "ready")));
+    expect(readFileSync(join(l.dir, "held.txt"), "utf8")).toBe("201");
+    l.proc.kill("SIGTERM");
+    const r = await l.done;
+    expect(r.code).toBe(143);
+    expect(r.err).not.toMatch(/did not stop/);
+    expect(r.err).not.toMatch(/draining/);
+    await expectStopped(r.err, [port]);
+  });
 
   it("examples/skyrl-mixed: SIGTERM stops both envs' servers", async () => {
     const port = await freePort();

@@ -154,11 +154,22 @@ describe("deploy manifests", () => {
     expect(task.num_nodes).toBe(2);
     expect(task.secrets).toEqual({ BENCHMAX_TOKEN: null });
     expect(task.resources.image_id).toBe("docker:benchmax/env-server-math:0.1.0");
-    expect(task.envs).toMatchObject({ BENCHMAX_ENV: "math", SERVERS_PER_NODE: 4, BASE_PORT: 8080, ROLLOUT_PORT: 8000 });
+    expect(task.envs).toMatchObject({
+      BENCHMAX_ENV: "math",
+      SERVERS_PER_NODE: 4,
+      BASE_PORT: 8080,
+      ROLLOUT_PORT: 8000,
+      DRAIN_GRACE_S: 20,
+    });
     expect(task.run).toMatch(/if \[ -z "\$BENCHMAX_TOKEN" \]; then[\s\S]*exit 64/);
-    expect(task.run).toMatch(/benchmax serve "\$BENCHMAX_ENV" --host 0\.0\.0\.0 --port "\$ROLLOUT_PORT" &/);
+    expect(task.run).toMatch(
+      /benchmax serve "\$BENCHMAX_ENV" --host 0\.0\.0\.0 --port "\$ROLLOUT_PORT" --drain-grace "\$DRAIN_GRACE_S" &/,
+    );
+    expect(task.run).toMatch(/trap 'stop 143' TERM/);
     expect(task.run).toMatch(/echo "BENCHMAX_ROLLOUT_ENDPOINT http:\/\/\$\{IP\}:\$\{ROLLOUT_PORT\}"/);
-    expect(task.run).toMatch(/benchmax serve "\$BENCHMAX_ENV" --mcp --host 0\.0\.0\.0 --port "\$PORT" &/);
+    expect(task.run).toMatch(
+      /benchmax serve "\$BENCHMAX_ENV" --mcp --host 0\.0\.0\.0 --port "\$PORT" --drain-grace "\$DRAIN_GRACE_S" &/,
+    );
     expect(task.run).toMatch(/echo "BENCHMAX_ENDPOINT http:\/\/\$\{IP\}:\$\{PORT\}\/mcp"/);
     expect(task.run.trim().endsWith("wait")).toBe(true);
     expect(parseEndpointLines("BENCHMAX_ROLLOUT_ENDPOINT http://1.2.3.4:8000", "BENCHMAX_ROLLOUT_ENDPOINT")).toEqual([

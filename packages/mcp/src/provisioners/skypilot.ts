@@ -60,6 +60,8 @@ export function skypilotTaskYaml(
 # internet (no \`ports:\`): the trainer must run in the same cluster or network. Launch by hand:
 #   export BENCHMAX_TOKEN=$(openssl rand -hex 32) && (umask 077 && printf %s "$BENCHMAX_TOKEN" > benchmax-token.txt) &&
 #     sky launch -c benchmax-env-servers deploy/skypilot/env-servers.yaml --secret BENCHMAX_TOKEN -y -d   # token kept in benchmax-token.txt
+# \`sky down\` or \`sky cancel\` sends the run script a SIGTERM: it passes it on to every server, and each drains (new
+# rollouts refused, live ones served until released, DRAIN_GRACE_S seconds at most) before it exits.
 name: benchmax-env-servers
 num_nodes: 2
 resources:
@@ -70,6 +72,7 @@ envs:
   SERVERS_PER_NODE: 4
   BASE_PORT: 8080
   ROLLOUT_PORT: 8000
+  DRAIN_GRACE_S: 20
 secrets:
   BENCHMAX_TOKEN: null
 run: |
@@ -77,12 +80,20 @@ run: |
     echo "BENCHMAX_TOKEN is required: sky launch ... --secret BENCHMAX_TOKEN" >&2
     exit 64
   fi
+  # a SIGTERM (or SIGINT) to this script goes on to every server as SIGTERM: each drains (new rollouts refused, live
+  # ones served until released, DRAIN_GRACE_S seconds at most); then it exits
+  PIDS=""
+  stop() { kill -TERM $PIDS 2>/dev/null; wait; exit "$1"; }
+  trap 'stop 143' TERM
+  trap 'stop 130' INT
   IP=$(echo "$SKYPILOT_NODE_IPS" | sed -n "$((SKYPILOT_NODE_RANK + 1))p")
-  benchmax serve "$BENCHMAX_ENV" --host 0.0.0.0 --port "$ROLLOUT_PORT" &
+  benchmax serve "$BENCHMAX_ENV" --host 0.0.0.0 --port "$ROLLOUT_PORT" --drain-grace "$DRAIN_GRACE_S" &
+  PIDS="$!"
   echo "${ROLLOUT_ENDPOINT_MARKER} http://\${IP}:\${ROLLOUT_PORT}"
   for i in $(seq 0 $((SERVERS_PER_NODE - 1))); do
     PORT=$((BASE_PORT + i))
-    benchmax serve "$BENCHMAX_ENV" --mcp --host 0.0.0.0 --port "$PORT" &
+    benchmax serve "$BENCHMAX_ENV" --mcp --host 0.0.0.0 --port "$PORT" --drain-grace "$DRAIN_GRACE_S" &
+    PIDS="$PIDS $!"
     echo "${ENDPOINT_MARKER} http://\${IP}:\${PORT}/mcp"
   done
   wait
