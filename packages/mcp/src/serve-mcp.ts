@@ -3,9 +3,9 @@ import type { AddressInfo } from "node:net";
 import type { Readable, Writable } from "node:stream";
 import { type Env, errorMessage, type Message, type Task, type ToolResult } from "@benchmax/core";
 import {
+  accessTokens,
   type ConnectionLimits,
   callToolResult,
-  checkBearer,
   checkOrigin,
   classify,
   clientOf,
@@ -157,9 +157,15 @@ export interface ServeMcpHttpOptions<T extends Task = Task> extends ServeMcpOpti
   /** Without a token: more Host names and Origins to accept besides loopback ones. */
   allowedHosts?: string[];
   allowedOrigins?: string[];
-  /** Live rollouts one client (remote address) may hold (default: maxRollouts). */
+  /**
+   * Live rollouts one client may hold (default: maxRollouts). A client is the token it presents (see `clientTokens`),
+   * or its remote address on a server without a token.
+   */
   maxRolloutsPerClient?: number;
-  /** At capacity, a client under its fair share takes the place of other clients' rollouts idle this long (30 s). */
+  /**
+   * At capacity, a client within its fair share (maxRollouts / clients) takes the place of the least recently used
+   * rollout of the client most over its share; only rollouts unused this long are taken (default 0: at once).
+   */
   reclaimIdleMs?: number;
   /**
    * MCP sessions one rollout token may hold open (default 4): a further `initialize` with that token ends the
@@ -173,6 +179,11 @@ export interface ServeMcpHttpOptions<T extends Task = Task> extends ServeMcpOpti
    * `/mcp` only, a rollout's own token, which opens a session on that rollout and nothing else.
    */
   token?: string;
+  /**
+   * More bearer tokens, one per client (needs `token`): each has the operator token's rights and is a client of its
+   * own for admission (fair share, `maxRolloutsPerClient`). Callers sharing a token are one client.
+   */
+  clientTokens?: string[];
   /** Live rollouts at most (default 1024): a new session or rollout beyond it answers 503. */
   maxRollouts?: number;
   /** Release a rollout (and end its sessions) after this long without a request (ms). Default 10 min. */
@@ -224,6 +235,7 @@ export async function serveMcpHttp<T extends Task = Task>(
   const env = env0 as unknown as Env;
   const originPolicy = edgePolicy(options, process.env.BENCHMAX_HOST ?? "127.0.0.1");
   const { token, bindHost } = originPolicy;
+  const access = accessTokens(token, options.clientTokens);
   const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
   const service = new RolloutService(env, {
     tasks: options.tasks as Task[] | undefined,
@@ -236,8 +248,8 @@ export async function serveMcpHttp<T extends Task = Task>(
 
   /** Who is calling: the operator (or anyone, with no token configured), a rollout's token holder, or no one. */
   const caller = (req: IncomingMessage): { operator: boolean; rollout?: ServedRollout } | HttpError => {
-    if (!token) return { operator: true };
-    const refused = checkBearer(req.headers.authorization, token);
+    if (!access) return { operator: true };
+    const refused = access.check(req.headers.authorization);
     if (!refused) return { operator: true };
     const presented = req.headers.authorization ? presentedSecret(req.headers.authorization) : undefined;
     const r = presented ? service.byToken(presented) : undefined;
@@ -274,7 +286,7 @@ export async function serveMcpHttp<T extends Task = Task>(
       }
       const r = await service.create({
         from: taskId === undefined ? {} : { taskId: taskId as string },
-        client: clientOf(req),
+        client: clientOf(req, access),
         origin: "mcp",
       });
       if (typeof sid === "string" && !(await sessions.move(sid, r))) {
@@ -333,7 +345,7 @@ export async function serveMcpHttp<T extends Task = Task>(
         return jsonError(res, 400, ErrorCode.ParseError, "request body is not valid JSON");
       }
     }
-    await sessions.handle(req, res, body, Object.assign({}, who, { client: clientOf(req) }));
+    await sessions.handle(req, res, body, Object.assign({}, who, { client: clientOf(req, access) }));
   }
 
   const http = createServer(serverOptions(options), async (req, res) => {

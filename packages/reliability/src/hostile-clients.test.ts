@@ -13,7 +13,8 @@ import { importOptional, warnSkip } from "./optional.js";
 /**
  * The transport edge under hostile clients, on every server: `serveEnv` (HTTP, OpenEnv HTTP and WebSocket, POST /mcp)
  * and `serveMcpHttp` (MCP over streamable HTTP). Each attack runs while a victim client — from another source address
- * (127.0.0.2) — plays whole episodes and must keep getting the right score: a session flood from one rollout token, a
+ * (127.0.0.2), and with a client token of its own where admission is what is attacked (a client is its token) —
+ * plays whole episodes and must keep getting the right score: a session flood from one rollout token, a
  * JSON-RPC batch of 1,100 session creates, 1,000 idle sockets, a slowloris client, cross-origin pages and DNS
  * rebinding, an open non-loopback bind. Plus OpenEnv's read-back of the final state and its 422 for an unknown action.
  */
@@ -32,6 +33,8 @@ const reason =
 warnSkip("hostile clients at the transport edge", reason);
 
 const TOKEN = "operator-token-hostile";
+/** The victim's own client token (`clientTokens`): admission tells clients apart by token, not by address. */
+const VICTIM_TOKEN = "victim-client-token-hostile";
 const VICTIM = "127.0.0.2";
 const tasks = notesTasks(3);
 const gold = (i: number) => tasks[i]!.groundTruth as string;
@@ -169,9 +172,9 @@ const INIT = {
 };
 
 /** The victim over MCP streamable HTTP: an operator session on task `i`, solved, scored on the harness channel. */
-async function victimMcp(url: string, i: number): Promise<number> {
+async function victimMcp(url: string, i: number, token = TOKEN): Promise<number> {
   const base = url.replace(/\/mcp$/, "");
-  const op = { authorization: `Bearer ${TOKEN}` };
+  const op = { authorization: `Bearer ${token}` };
   const created = await call(base, "POST", "/v1/rollouts", { taskId: `note-${i}` }, op, VICTIM);
   expect(created.status, created.text).toBe(201);
   const asRollout = { authorization: `Bearer ${created.json.token}` };
@@ -257,7 +260,7 @@ describe.skipIf(!!reason)("hostile clients at the transport edge", () => {
   });
 
   it("MCP: operator-token sessions count against maxRollouts and a flood cannot lock the victim out", async () => {
-    const s = await serveMcpHttp(env, { port: 0, token: TOKEN, tasks, maxRollouts: 32, reclaimIdleMs: 0 });
+    const s = await serveMcpHttp(env, { port: 0, token: TOKEN, clientTokens: [VICTIM_TOKEN], tasks, maxRollouts: 32 });
     const base = s.url.replace(/\/mcp$/, "");
     try {
       const op = { authorization: `Bearer ${TOKEN}` };
@@ -265,16 +268,16 @@ describe.skipIf(!!reason)("hostile clients at the transport edge", () => {
       const opened = flood.filter((r) => r.status === 200).length;
       expect(opened).toBeLessThanOrEqual(32);
       expect(flood.some((r) => r.status === 503)).toBe(true);
-      // the attacker's idle rollouts give way to a client under its fair share
-      expect(await victimMcp(s.url, 0)).toBe(1);
-      expect(await victimMcp(s.url, 1)).toBe(1);
+      // the attacker's rollouts give way at once to another client (its own token) within its fair share
+      expect(await victimMcp(s.url, 0, VICTIM_TOKEN)).toBe(1);
+      expect(await victimMcp(s.url, 1, VICTIM_TOKEN)).toBe(1);
     } finally {
       await s.close();
     }
   });
 
   it("POST /mcp: a batch of 1,100 session creates is refused, and batches that fill the server don't lock others out", async () => {
-    const s = await serveEnv(env, { token: TOKEN, tasks, maxRollouts: 128, reclaimIdleMs: 0 });
+    const s = await serveEnv(env, { token: TOKEN, clientTokens: [VICTIM_TOKEN], tasks, maxRollouts: 128 });
     const op = { authorization: `Bearer ${TOKEN}` };
     const create = (id: number) => ({ jsonrpc: "2.0", id, method: "openenv/session/create", params: {} });
     try {
@@ -300,8 +303,9 @@ describe.skipIf(!!reason)("hostile clients at the transport edge", () => {
       }
       expect(sessions).toBe(128);
       // the attacker holds every slot; the victim (another client) still plays and scores, on HTTP and WebSocket
-      expect(await victimHttp(s.url, 0, op)).toBe(1);
-      expect(await victimWs(s.url, 1, op)).toBe(1);
+      const victim = { authorization: `Bearer ${VICTIM_TOKEN}` };
+      expect(await victimHttp(s.url, 0, victim)).toBe(1);
+      expect(await victimWs(s.url, 1, victim)).toBe(1);
       expect(s.metrics!.rolloutsReclaimed).toBeGreaterThanOrEqual(1);
       // the attacker, over its share, gets 503 rather than the victim's slots
       // the attacker takes back the slot the victim's finished episode freed, and no more

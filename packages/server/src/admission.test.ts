@@ -64,4 +64,58 @@ describe("Admission", () => {
     }
     expect(a.held("stays")).toBe(2);
   });
+
+  it("at capacity, takes at once from the client most over its share, its least recently used entry first", () => {
+    const a = new Admission<Admitted>({ max: 8 });
+    const live = new Map<number, Admitted>();
+    // every entry used a moment ago: nothing is idle
+    const big = hold(a, live, "big", 5, 990);
+    big[3]!.lastUsed = 900;
+    const mid = hold(a, live, "mid", 3, 980);
+    const take = (who: string) => {
+      const freed = a.admit(who, 1, live, 1_000);
+      for (const r of freed) {
+        for (const [k, v] of live) if (v === r) live.delete(k);
+        a.remove(r);
+      }
+      hold(a, live, who, 1, 1_000);
+      return freed;
+    };
+    // 3 clients: a share of 2 each; "big" (5) is most over it, and its least recently used goes first
+    expect(take("new")).toEqual([big[3]]);
+    expect(take("new")[0]!.client).toBe("big");
+    // "new" is at its share now: refused, with why
+    expect(() => a.admit("new", 1, live, 1_000)).toThrow(/holds 2, and 3 would be over its fair share of 2/);
+    // "mid" (3) is over its share too, and may not take from anyone
+    expect(() => a.admit("mid", 1, live, 1_000)).toThrow(/over its fair share/);
+    expect(a.held("big")).toBe(3);
+    expect(a.held("mid")).toBe(mid.length);
+  });
+
+  it("never takes an entry with a request in flight, nor one used within reclaimIdleMs", () => {
+    const a = new Admission<Admitted>({ max: 2 });
+    const live = new Map<number, Admitted>();
+    const [x, y] = hold(a, live, "greedy", 2, 1_000);
+    x!.busy = 1;
+    y!.busy = 1;
+    expect(() => a.admit("new", 1, live, 1_000)).toThrow(/has a request in flight; retry shortly/);
+    y!.busy = 0;
+    expect(a.admit("new", 1, live, 1_000)).toEqual([y]);
+    const b = new Admission<Admitted>({ max: 2, reclaimIdleMs: 30_000 });
+    const live2 = new Map<number, Admitted>();
+    hold(b, live2, "greedy", 2, 1_000);
+    expect(() => b.admit("new", 1, live2, 2_000)).toThrow(/used in the last 30000 ms/);
+    expect(b.admit("new", 1, live2, 31_000)).toHaveLength(1);
+  });
+
+  it("a fork asks for several entries at once, and takes them from over-share clients without pushing one below", () => {
+    const a = new Admission<Admitted>({ max: 9 });
+    const live = new Map<number, Admitted>();
+    hold(a, live, "a", 6, 0);
+    hold(a, live, "b", 3, 0);
+    // "c" asks for 3 at once (a rollout forked into 3): a share of 3 each among 3 clients, all taken from "a" (6)
+    const freed = a.admit("c", 3, live, 1_000);
+    expect(freed).toHaveLength(3);
+    expect(freed.every((r) => r.client === "a")).toBe(true);
+  });
 });

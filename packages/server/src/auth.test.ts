@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkBearer, equalsBytes, safeEqual } from "./auth.js";
+import { AccessTokens, accessTokens, checkBearer, equalsBytes, safeEqual, tokenIdentity } from "./auth.js";
 
 describe("equalsBytes", () => {
   it("matches only the same secret, of any length, reusing its scratch safely", () => {
@@ -43,5 +43,36 @@ describe("checkBearer", () => {
     expect(checkBearer(`Bearer ${token.slice(1)}`, token)?.status).toBe(403);
     expect(checkBearer(token, token)?.status).toBe(401);
     expect(checkBearer(undefined, token)?.status).toBe(401);
+  });
+});
+
+describe("AccessTokens", () => {
+  const basic = (t: string) => `Basic ${Buffer.from(`benchmax:${t}`).toString("base64")}`;
+
+  it("accepts the operator's token and each client's, Bearer or Basic, and names the client by a hash", () => {
+    const a = new AccessTokens("op-token", ["client-a", "client-b"]);
+    for (const t of ["op-token", "client-a", "client-b"]) {
+      expect(a.check(`Bearer ${t}`)).toBeUndefined();
+      expect(a.check(basic(t))).toBeUndefined();
+      expect(a.identityOf(`Bearer ${t}`)).toBe(tokenIdentity(t));
+      expect(a.identityOf(basic(t))).toBe(tokenIdentity(t));
+    }
+    expect(tokenIdentity("client-a")).toMatch(/^token:[0-9a-f]{12}$/);
+    expect(tokenIdentity("client-a")).not.toBe(tokenIdentity("client-b"));
+    expect(a.check(undefined)?.status).toBe(401);
+    expect(a.check("Token x")?.status).toBe(401);
+    expect(a.check("Bearer client-c")?.status).toBe(403);
+    expect(a.identityOf("Bearer client-c")).toBeUndefined();
+    expect(a.identityOf(undefined)).toBeUndefined();
+  });
+
+  it("refuses a bad list with a message naming the token by its place, never its value", () => {
+    expect(() => new AccessTokens("op", ["a", "a"])).toThrow(/client token 2 is given twice/);
+    expect(() => new AccessTokens("op", ["op"])).toThrow(/client token 1 is given twice/);
+    expect(() => new AccessTokens("op", [" "])).toThrow(/client token 1 is empty/);
+    expect(() => new AccessTokens("op", ["a "])).toThrow(/client token 1 has leading or trailing whitespace/);
+    expect(() => accessTokens(undefined, ["a"])).toThrow(/clientTokens need an operator token/);
+    expect(accessTokens(undefined, [])).toBeUndefined();
+    expect(accessTokens("op", undefined)?.size).toBe(1);
   });
 });

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import { HttpError } from "./http-error.js";
 
 /** Percent-decoding that never throws (`requests` unquotes URL user info, `websockets` does not). */
@@ -96,4 +96,112 @@ export function checkBearer(header: string | undefined, token: string | undefine
     return new HttpError(403, "FORBIDDEN", "wrong bearer token");
   }
   return undefined;
+}
+
+/**
+ * A token's admission identity: `token:` and the first 12 hex digits of its SHA-256. The token itself is never kept in
+ * an identity, so an identity may appear in an error message or a log.
+ */
+export function tokenIdentity(token: string): string {
+  return `token:${createHash("sha256").update(token).digest("hex").slice(0, 12)}`;
+}
+
+interface AcceptedToken {
+  secret: string;
+  /** The bytes of "Bearer <secret>". */
+  bearer: Buffer;
+  identity: string;
+}
+
+/**
+ * The bearer tokens a server accepts: the operator's, and optionally one per client (`clientTokens`). Every accepted
+ * token has the same rights; they differ in admission identity only. A client is the token it presents (see
+ * `clientOf`): callers sharing one token are one client, and one caller spread over many source addresses is still one.
+ */
+export class AccessTokens {
+  private readonly accepted: AcceptedToken[];
+
+  constructor(operator: string, clientTokens: readonly string[] = []) {
+    if (!operator) throw new Error("an operator token is required");
+    const seen = new Set<string>();
+    this.accepted = [operator, ...clientTokens].map((t, i) => {
+      const what = i === 0 ? "the operator token" : `client token ${i}`;
+      if (typeof t !== "string" || t.trim() === "") throw new Error(`${what} is empty`);
+      if (t !== t.trim()) throw new Error(`${what} has leading or trailing whitespace (clients send it without)`);
+      if (seen.has(t)) {
+        throw new Error(`${what} is given twice (each client needs a token of its own; equal tokens are one client)`);
+      }
+      seen.add(t);
+      return { secret: t, bearer: Buffer.from(`Bearer ${t}`), identity: tokenIdentity(t) };
+    });
+  }
+
+  /** How many tokens are accepted (the operator's and the clients'). */
+  get size(): number {
+    return this.accepted.length;
+  }
+
+  /** The accepted token an `Authorization` header presents (Bearer or Basic, see presentedSecret), or undefined. */
+  private match(header: string): AcceptedToken | undefined {
+    // the common case first: the header is exactly "Bearer <token>" (constant time over it; only its length shows)
+    for (const a of this.accepted) if (equalsBytes(header, a.bearer)) return a;
+    let secret: string | undefined;
+    try {
+      secret = presentedSecret(header);
+    } catch {
+      secret = undefined;
+    }
+    if (secret === undefined) return undefined;
+    const decoded = percentDecoded(secret);
+    let found: AcceptedToken | undefined;
+    // every token compared (no early exit)
+    for (const a of this.accepted) {
+      if ((safeEqual(secret, a.secret) || safeEqual(decoded, a.secret)) && !found) found = a;
+    }
+    return found;
+  }
+
+  /** 401 when no token is presented, 403 when it is none of the accepted ones; undefined when fine. */
+  check(header: string | undefined): HttpError | undefined {
+    if (!header) return new HttpError(401, "UNAUTHORIZED", "missing Authorization: Bearer <token>");
+    if (this.match(header)) return undefined;
+    let secret: string | undefined;
+    try {
+      secret = presentedSecret(header);
+    } catch {
+      secret = undefined;
+    }
+    if (secret === undefined) {
+      return new HttpError(
+        401,
+        "UNAUTHORIZED",
+        "Authorization header must be 'Bearer <token>' (or Basic with the token as the password)",
+      );
+    }
+    return new HttpError(403, "FORBIDDEN", "wrong bearer token");
+  }
+
+  /** The admission identity of the token `header` presents (`tokenIdentity`), or undefined when it presents none. */
+  identityOf(header: string | undefined): string | undefined {
+    return header ? this.match(header)?.identity : undefined;
+  }
+}
+
+/**
+ * The tokens a server accepts: the operator's and the clients' (`clientTokens` needs `token`). Undefined without a
+ * token. Throws the message the CLI prints for a bad list.
+ */
+export function accessTokens(
+  token: string | undefined,
+  clientTokens: readonly string[] | undefined,
+): AccessTokens | undefined {
+  if (!token) {
+    if (clientTokens?.length) {
+      throw new Error(
+        "clientTokens need an operator token (token / --token / BENCHMAX_TOKEN): the server serves open without one",
+      );
+    }
+    return undefined;
+  }
+  return new AccessTokens(token, clientTokens);
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server } from "node:http";
 import { isIP, type Socket } from "node:net";
+import type { AccessTokens } from "./auth.js";
 import { HttpError } from "./http-error.js";
 
 /**
@@ -235,7 +236,17 @@ export function guardConnections(server: Server, limits: ConnectionLimits = {}):
   };
 }
 
-/** The client a request comes from, for per-client admission: its remote address. */
-export function clientOf(req: IncomingMessage): string {
-  return req.socket.remoteAddress ?? "unknown";
+/**
+ * The client a request comes from, for per-client admission. On a server with tokens (`access`) it is the token the
+ * request presents (`tokenIdentity`: a hash, never the token), from `authorization` (default: the request's
+ * `Authorization` header): callers sharing a token are one client, whatever their source addresses. Without tokens
+ * (or for a request presenting none of them) it is the remote address.
+ */
+export function clientOf(
+  req: IncomingMessage,
+  access?: AccessTokens,
+  authorization: string | undefined = req.headers.authorization,
+): string {
+  const identity = access?.identityOf(authorization);
+  return identity ?? req.socket.remoteAddress ?? "unknown";
 }

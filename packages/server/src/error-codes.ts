@@ -36,6 +36,8 @@ export const HTTP_STATUS: Readonly<Record<ServiceErrorCode, number>> = {
 export function classify(e: unknown): Classified {
   if (e instanceof RolloutServiceError) {
     const status = HTTP_STATUS[e.code];
+    // a rollout admission reclaimed for another client's fair share: its 404 is infrastructure's, not the caller's
+    if (e.reason === "ROLLOUT_RECLAIMED") return { status: HTTP_STATUS[e.code], code: e.reason, type: "infra_error" };
     const type =
       e.code === "env_error"
         ? "env_error"
@@ -71,6 +73,7 @@ const WS_CODES: Record<string, WsCode> = {
   SESSION_ERROR: "SESSION_ERROR",
   EPISODE_DONE: "SESSION_ERROR",
   UNKNOWN_ROLLOUT: "SESSION_ERROR",
+  ROLLOUT_RECLAIMED: "SESSION_ERROR",
 };
 
 export function wsCodeOf(e: unknown): WsCode {
@@ -90,7 +93,10 @@ export const JSONRPC_SERVER_ERROR = -32000;
  */
 export function rpcCodeOf(e: unknown): number {
   const c = classify(e);
-  if (c.status === 400 || c.status === 401 || c.status === 403 || c.status === 404 || c.status === 422) {
+  if (
+    c.type === "invalid_request" &&
+    (c.status === 400 || c.status === 401 || c.status === 403 || c.status === 404 || c.status === 422)
+  ) {
     return ErrorCode.InvalidParams;
   }
   return c.type === "env_error" ? ErrorCode.InternalError : JSONRPC_SERVER_ERROR;

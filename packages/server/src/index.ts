@@ -1,5 +1,5 @@
 export { Admission, type AdmissionOptions, type Admitted } from "./admission.js";
-export { checkBearer, presentedSecret } from "./auth.js";
+export { AccessTokens, accessTokens, checkBearer, presentedSecret, tokenIdentity } from "./auth.js";
 export { type ConnectOptions, connectRemoteEnv } from "./connect.js";
 export {
   type ConnectionGuard,

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { type Env, errorMessage, type Message, type Task, type ToolCallRequest } from "@benchmax/core";
 import FindMyWay from "find-my-way";
-import { checkBearer } from "./auth.js";
+import { accessTokens } from "./auth.js";
 import { CALL_ROUTE, callId } from "./call-route.js";
 import { DEFAULT_DRAIN_GRACE_MS, DRAINING_HEADER, DrainableRolloutService, drainingError } from "./drain.js";
 import { type ConnectionLimits, checkOrigin, clientOf, edgePolicy, guardConnections, serverOptions } from "./edge.js";
@@ -41,16 +41,28 @@ export interface ServeEnvOptions extends ConnectionLimits, ServiceLimits {
   /** Without a token: more Host names and Origins to accept besides loopback ones (see `checkOrigin`). */
   allowedHosts?: string[];
   allowedOrigins?: string[];
-  /** Live rollouts one client (remote address) may hold (default: maxRollouts); beyond it 429 CLIENT_LIMIT. */
+  /**
+   * Live rollouts one client may hold (default: maxRollouts); beyond it 429 CLIENT_LIMIT. A client is the token it
+   * presents (see `clientTokens`), or its remote address on a server without a token.
+   */
   maxRolloutsPerClient?: number;
-  /** At capacity, a client under its fair share takes the place of other clients' rollouts idle this long (30 s). */
+  /**
+   * At capacity, a client within its fair share (maxRollouts / clients) takes the place of the least recently used
+   * rollout of the client most over its share; only rollouts unused this long are taken (default 0: at once).
+   */
   reclaimIdleMs?: number;
   /** JSON-RPC messages in one `POST /mcp` batch at most (default 64). */
   maxBatch?: number;
   /** Default 0 (a free port). */
   port?: number;
-  /** Bearer token every endpoint but /health requires. */
+  /** Bearer token every endpoint but /health requires (the operator's). */
   token?: string;
+  /**
+   * More bearer tokens, one per client (needs `token`): each is accepted wherever `token` is, with the same rights,
+   * and is a client of its own for admission (fair share, `maxRolloutsPerClient`). Callers sharing a token are one
+   * client, whatever their source addresses.
+   */
+  clientTokens?: string[];
   /** Live rollouts at most (default 1024); beyond it creation answers 503 CAPACITY_REACHED. */
   maxRollouts?: number;
   /** A rollout unused this long is released (default 10 min). */
@@ -230,6 +242,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
   const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
   const originPolicy = edgePolicy(options);
   const { token, bindHost } = originPolicy;
+  const access = accessTokens(token, options.clientTokens);
   const feed = options.record
     ? new RecordFeed({ file: `${options.record}/results.jsonl`, token, ...(recorder ? { live: recorder } : {}) })
     : undefined;
@@ -339,7 +352,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
   /** `/mcp`: MCP clients' streamable-HTTP sessions, and OpenEnv's sessionless JSON-RPC (errors with status 200). */
   async function serveMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const text = req.method === "POST" ? await readText(req, maxBody) : undefined;
-    return mcp.handle(req, res, text, clientOf(req));
+    return mcp.handle(req, res, text, clientOf(req, access));
   }
 
   /** A rollout from a create or reset body: its task reference, the caller, its tags. */
@@ -353,7 +366,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     // no `{ ...extra, more }`: Node 20's V8 spends about 1.5 µs on each property added after a leading spread
     return service.create({
       from: taskRefOf(body),
-      client: clientOf(req),
+      client: clientOf(req, access),
       tags: tagsOf(body),
       origin,
       id: extra.id,
@@ -572,7 +585,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     const direct = id !== undefined ? callStore : exact.get(req.method ?? "GET")?.get(path);
     if (direct) {
       if (!direct.open) {
-        const authError = token ? checkBearer(req.headers.authorization, token) : checkOrigin(req, originPolicy);
+        const authError = access ? access.check(req.headers.authorization) : checkOrigin(req, originPolicy);
         if (authError) throw authError;
       }
       return direct.handler(req, res, id ?? "", query);
@@ -580,7 +593,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     const found = router.find((req.method ?? "GET") as FindMyWay.HTTPMethod, path);
     const store = found?.store as Found | undefined;
     if (!store?.open) {
-      const authError = token ? checkBearer(req.headers.authorization, token) : checkOrigin(req, originPolicy);
+      const authError = access ? access.check(req.headers.authorization) : checkOrigin(req, originPolicy);
       if (authError) throw authError;
     }
     if (!found || !store) throw notFound(`no route ${req.method} ${path}`);
@@ -615,7 +628,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
   server.keepAliveTimeout = 65_000;
   const guard = guardConnections(server, options);
   const ws = attachWebSocket(server, service, {
-    token,
+    access,
     originPolicy,
     maxPayload: maxBody,
     isClosing: () => closing,

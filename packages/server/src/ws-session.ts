@@ -3,7 +3,7 @@ import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { errorMessage } from "@benchmax/core";
 import { type WebSocket, WebSocketServer } from "ws";
-import { checkBearer } from "./auth.js";
+import type { AccessTokens } from "./auth.js";
 import { checkOrigin, clientOf, markSession, type OriginPolicy } from "./edge.js";
 import { type WsCode, wsCodeOf } from "./error-codes.js";
 import { listToolsResult, NO_EPISODE_STATE, resetObservationJson, stateOf, stepRollout } from "./openenv.js";
@@ -13,7 +13,8 @@ import type { TaskRef } from "./service/task-source.js";
 import type { McpCaller, McpJsonRpc } from "./transports/mcp.js";
 
 export interface WsOptions {
-  token?: string;
+  /** The tokens the server accepts (none: Origin / Host checks instead). */
+  access?: AccessTokens;
   /** Origin / Host checks of a server with no token. */
   originPolicy: OriginPolicy;
   maxPayload: number;
@@ -70,10 +71,10 @@ export function attachWebSocket(
       const t = new URLSearchParams(url.slice(q + 1)).get("token");
       if (t) auth = `Bearer ${t}`;
     }
-    const err = options.token ? checkBearer(auth, options.token) : checkOrigin(req, options.originPolicy);
+    const err = options.access ? options.access.check(auth) : checkOrigin(req, options.originPolicy);
     if (err) return rejectUpgrade(socket, err.status, err.message);
     if (options.isClosing()) return rejectUpgrade(socket, 503, "server is shutting down");
-    const client = clientOf(req);
+    const client = clientOf(req, options.access, auth);
     wss.handleUpgrade(req, socket, head, (ws) => session(ws, client, socket as Socket));
   });
 

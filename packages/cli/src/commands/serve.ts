@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { type Env, type Task, UsageError } from "@benchmax/core";
 import type { Command } from "commander";
 import { createEnv, parseKeyValues } from "../env-loader.js";
@@ -7,6 +8,8 @@ export interface ServeFlags {
   host: string;
   port?: number;
   token?: string;
+  clientToken?: string[];
+  clientTokensFile?: string;
   maxRollouts?: number;
   idleTimeout?: number;
   maxBody?: number;
@@ -31,6 +34,13 @@ export function register(program: Command): void {
     .option("--host <host>", "interface to listen on", "127.0.0.1")
     .option("--port <port>", "port (default 8000; 0 = any free port)", (v) => parseIntFlag(v, "--port"))
     .option("--token <token>", "bearer token every endpoint but /health requires (or BENCHMAX_TOKEN)")
+    .option(
+      "--client-token <token>",
+      "another accepted token, one per client: each is a client of its own for fair admission (repeatable; or BENCHMAX_CLIENT_TOKENS, whitespace-separated)",
+      collect,
+      [],
+    )
+    .option("--client-tokens-file <path>", "client tokens, one per line (# comments and blank lines skipped)")
     .option("--max-rollouts <n>", "live rollouts at most (default 1024)", (v) => parseIntFlag(v, "--max-rollouts"))
     .option("--idle-timeout <s>", "release a rollout idle this many seconds (default 600)", (v) =>
       parseIntFlag(v, "--idle-timeout"),
@@ -61,6 +71,32 @@ export function serveToken(flag: string | undefined, env: string | undefined): s
   return (flag ?? env)?.trim() || undefined;
 }
 
+/**
+ * The client tokens: --client-token (repeatable), the lines of --client-tokens-file (blank lines and `#` comments
+ * skipped), and BENCHMAX_CLIENT_TOKENS (whitespace-separated), trimmed. Each needs the operator token (--token).
+ */
+export async function clientTokens(
+  flags: string[] | undefined,
+  file: string | undefined,
+  env: string | undefined,
+): Promise<string[]> {
+  const out = (flags ?? []).map((t) => t.trim()).filter(Boolean);
+  if (file) {
+    let text: string;
+    try {
+      text = await readFile(file, "utf8");
+    } catch (e) {
+      throw new UsageError(`--client-tokens-file ${file}: ${(e as Error).message}`);
+    }
+    for (const line of text.split(/\r?\n/)) {
+      const t = line.trim();
+      if (t && !t.startsWith("#")) out.push(t);
+    }
+  }
+  if (env) out.push(...env.split(/\s+/).filter(Boolean));
+  return out;
+}
+
 /** The one line `serve` prints when a SIGTERM starts a drain. */
 export function drainLine(sig: string, live: number, graceS: number): string {
   const n = `${live} live rollout${live === 1 ? "" : "s"}`;
@@ -86,6 +122,13 @@ export async function serveCommand(envSpec: string, flags: ServeFlags): Promise<
     tasks = await env.loadTasks(flags.dataset, { split: flags.split });
   }
   const token = serveToken(flags.token, process.env.BENCHMAX_TOKEN);
+  const clients = await clientTokens(flags.clientToken, flags.clientTokensFile, process.env.BENCHMAX_CLIENT_TOKENS);
+  if (clients.length > 0 && !token) {
+    throw new UsageError(
+      "--client-token / --client-tokens-file / BENCHMAX_CLIENT_TOKENS need --token (or BENCHMAX_TOKEN)",
+    );
+  }
+  const tokenNote = token ? ` (bearer token required${clients.length ? `; ${clients.length} client tokens` : ""})` : "";
   let closer: () => Promise<void>;
   /** The rollout API server's drain (none for MCP). */
   let drainer: (() => { live: number; graceS: number; done: Promise<{ left: number }> }) | undefined;
@@ -102,20 +145,20 @@ export async function serveCommand(envSpec: string, flags: ServeFlags): Promise<
         port: flags.port,
         tasks,
         token,
+        clientTokens: clients,
         maxRollouts: flags.maxRollouts,
         sessionIdleMs: flags.idleTimeout !== undefined ? flags.idleTimeout * 1000 : undefined,
         maxBodyBytes: flags.maxBody,
         insecure: flags.insecure,
       });
-      process.stdout.write(
-        `benchmax: serving ${env.name} as MCP at ${s.url}${token ? " (bearer token required)" : ""}\n`,
-      );
+      process.stdout.write(`benchmax: serving ${env.name} as MCP at ${s.url}${tokenNote}\n`);
       closer = () => s.close();
     } else {
       // one session on stdin/stdout: nothing to authenticate, cap or expire
       const unusable = [
         ["--token", flags.token],
         ["BENCHMAX_TOKEN (unset it)", process.env.BENCHMAX_TOKEN || undefined],
+        ["--client-token / --client-tokens-file / BENCHMAX_CLIENT_TOKENS", clients.length ? clients : undefined],
         ["--max-rollouts", flags.maxRollouts],
         ["--idle-timeout", flags.idleTimeout],
       ].filter(([, v]) => v !== undefined);
@@ -135,6 +178,7 @@ export async function serveCommand(envSpec: string, flags: ServeFlags): Promise<
       host: flags.host,
       port: flags.port ?? 8000,
       token,
+      clientTokens: clients,
       maxRollouts: flags.maxRollouts,
       idleTimeoutMs: flags.idleTimeout !== undefined ? flags.idleTimeout * 1000 : undefined,
       maxBodyBytes: flags.maxBody,
@@ -156,7 +200,7 @@ export async function serveCommand(envSpec: string, flags: ServeFlags): Promise<
         : {}),
     });
     process.stdout.write(
-      `benchmax: serving ${env.name} at ${s.url}${token ? " (bearer token required)" : ""}\n` +
+      `benchmax: serving ${env.name} at ${s.url}${tokenNote}\n` +
         `  rollout API: ${s.url}/v1/rollouts · OpenEnv: /reset /step /state /ws · health: ${s.url}/health\n` +
         `  Prometheus: ${s.url}/metrics?format=prometheus${flags.record ? ` · recording to ${flags.record}` : ""}\n`,
     );

@@ -183,11 +183,17 @@ describe("RolloutService from a harness's side", () => {
 
   it("capacity and per-client admission: one client cannot take every slot", async () => {
     const s = service({ maxRollouts: 3, maxRolloutsPerClient: 2 });
-    await s.create({ client: "greedy" });
+    const g1 = await s.create({ client: "greedy" });
     await s.create({ client: "greedy" });
     expect(await codeOf(s.create({ client: "greedy" }))).toBe("client_limit/CLIENT_LIMIT");
     const victim = await s.create({ client: "victim" });
-    expect(await codeOf(s.create({ client: "third" }))).toBe("capacity/CAPACITY_REACHED");
+    // full: a third client (a share of 1 among 3) takes the least recently used slot of the one over its share
+    await s.create({ client: "third" });
+    expect(s.metrics.rolloutsReclaimed).toBe(1);
+    expect(await codeOf(() => s.get(g1.id, g1.token))).toBe("not_found/ROLLOUT_RECLAIMED");
+    // a fourth would have a share of 0: refused
+    expect(await codeOf(s.create({ client: "fourth" }))).toBe("capacity/CAPACITY_REACHED");
+    expect(await codeOf(s.create({ client: "greedy" }))).toBe("capacity/CAPACITY_REACHED");
     expect((await s.score(victim, { completion: `<answer>${victim.task.id === "t1" ? 5 : 17}</answer>` })).reward).toBe(
       1,
     );

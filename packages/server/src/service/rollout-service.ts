@@ -250,6 +250,8 @@ export class RolloutService {
   private readonly onFinished?: RolloutServiceOptions["onFinished"];
   private readonly artifacts?: ArtifactStore;
   private closed = false;
+  /** Ids of the last KEEP_FINISHED rollouts admission reclaimed, with why (insertion order: oldest first). */
+  private readonly reclaimedIds = new Map<string, string>();
 
   constructor(
     readonly env: Env,
@@ -358,13 +360,36 @@ export class RolloutService {
     return o;
   }
 
-  /** Room for `n` more rollouts of `client`: idle rollouts of clients over their share may be released for it. */
+  /**
+   * Room for `n` more rollouts of `client`: rollouts of clients over their fair share may be released for it (see
+   * `Admission.admit`). Each one's id is remembered with why, so its holder's next request on it answers 404
+   * ROLLOUT_RECLAIMED (an infrastructure outcome its client moves or retries; never a reward).
+   */
   private admit(n: number, client: string | undefined): void {
     if (this.closed) throw new RolloutServiceError("capacity", "server is shutting down", { reason: "DRAINING" });
     for (const v of this.admission.admit(client, n, this.live)) {
       this.metrics.rolloutsReclaimed++;
+      if (this.reclaimedIds.size >= KEEP_FINISHED) this.reclaimedIds.delete(this.reclaimedIds.keys().next().value!);
+      this.reclaimedIds.set(
+        v.id,
+        `rollout "${v.id}" was reclaimed: the server was full (${this.maxRollouts} rollouts) and another client ` +
+          `within its fair share needed a slot, so this one, the least recently used of its client (which held ` +
+          `${this.admission.held(v.client)} rollouts, over its share), was released before it was scored (not a reward; ` +
+          "start it again here or elsewhere)",
+      );
       void this.release(v);
     }
+  }
+
+  /** A 404 for a rollout that is not live: ROLLOUT_RECLAIMED with why when admission reclaimed it, else UNKNOWN_ROLLOUT. */
+  private gone(id: string, otherwise: string): RolloutServiceError {
+    const why = this.reclaimedIds.get(id);
+    return why ? notFound(why, "ROLLOUT_RECLAIMED") : notFound(otherwise, "UNKNOWN_ROLLOUT");
+  }
+
+  /** Why a rollout is gone, when admission reclaimed it (for a transport that held it, such as an MCP session). */
+  reclaimedWhy(id: string): string | undefined {
+    return this.reclaimedIds.get(id);
   }
 
   /** A new rollout in a slot of its own: its token ends in `~${slot}`, and its id (unless a client chose it) in `.${slot}`. */
@@ -416,7 +441,7 @@ export class RolloutService {
     if (failed || r.released) {
       this.unregister(r);
       await r.episode.close();
-      if (r.released) throw notFound(`rollout "${r.id}" was released while it started`, "UNKNOWN_ROLLOUT");
+      if (r.released) throw this.gone(r.id, `rollout "${r.id}" was released while it started`);
       const infra = r.episode.outcome === "infra_error";
       const why = r.episode.error ?? r.episode.outcome;
       if (this.source.isInline(task) && !infra) {
@@ -435,7 +460,7 @@ export class RolloutService {
    */
   get(id: string, token: string | undefined): ServedRollout {
     const r = this.live.get(id);
-    if (!r) throw notFound(`unknown rollout "${id}" (never created, released, or expired)`, "UNKNOWN_ROLLOUT");
+    if (!r) throw this.gone(id, `unknown rollout "${id}" (never created, released, or expired)`);
     checkToken(r, token, "rollout");
     return r;
   }
@@ -447,7 +472,7 @@ export class RolloutService {
 
   private own(r: ServedRollout): Rollout {
     if (!(r instanceof Rollout) || !this.live.holds(r)) {
-      throw notFound(`unknown rollout "${r.id}" (released or expired)`, "UNKNOWN_ROLLOUT");
+      throw this.gone(r.id, `unknown rollout "${r.id}" (released or expired)`);
     }
     return r;
   }

@@ -32,7 +32,7 @@ export interface McpHttpCaller {
   operator: boolean;
   /** The rollout whose token the caller presented: its sessions run on that rollout only. */
   rollout?: ServedRollout;
-  /** The caller's remote address (per-client admission). */
+  /** The caller's admission identity (its token's, or its remote address without tokens: see `clientOf`). */
   client?: string;
 }
 
@@ -195,6 +195,8 @@ export class McpHttpSessions {
         rollout: async () => {
           const r = entry.rollout;
           if (!r || r.released) {
+            const why = r && this.service.reclaimedWhy(r.id);
+            if (why) throw notFound(why, "ROLLOUT_RECLAIMED");
             throw notFound("this session's rollout was released (scored, expired or reclaimed)", "UNKNOWN_ROLLOUT");
           }
           return { rollout: r };

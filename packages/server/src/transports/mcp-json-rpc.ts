@@ -7,7 +7,7 @@ import { answerToolsCall, isPlainToolsCall } from "./mcp-tools-call.js";
 
 /** Who sends a sessionless MCP message, and the session it comes on, if any. */
 export interface McpCaller {
-  /** The caller's remote address: rollouts it creates count against its share (per-client admission). */
+  /** The caller's admission identity (see `clientOf`): rollouts it creates count against its share. */
   client?: string;
   /** The WebSocket session's rollout, if any (`/ws` `{"type": "mcp"}`); `POST /mcp` has none. */
   session?(): ServedRollout | undefined;
