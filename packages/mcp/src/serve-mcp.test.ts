@@ -323,3 +323,47 @@ describe("serveMcpStdio: one rollout over stdin/stdout", () => {
     await served.close();
   });
 });
+
+describe("serveMcpHttp drains as benchmax serve does (SIGTERM in `serve --mcp --port`)", () => {
+  it("refuses new sessions and rollouts, serves the live session until it is released, then closes", async () => {
+    const { env } = sumEnv();
+    // a grace far longer than the test: only the release can end this drain
+    const server = await serveMcpHttp(env, { port: 0, token: "op-token", drainGraceMs: 3_600_000 });
+    const base = server.url.replace(/\/mcp$/, "");
+    const live = await harness(base, "POST", "/v1/rollouts", {});
+    expect(live.status).toBe(201);
+    const { client } = await httpClient(server.url, { authorization: `Bearer ${live.body.token}` });
+    expect(text(await client.callTool({ name: "add", arguments: { n: 2 } }))).toMatch(/2/);
+
+    const drained = server.drain();
+    expect(server.draining).toBe(true);
+    // the door: a new MCP session and a new harness rollout are refused, and say why
+    const init = await fetch(server.url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...OP },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "late", version: "1" } },
+      }),
+    });
+    expect(init.status).toBe(503);
+    expect(init.headers.get("x-benchmax-draining")).toBe("1");
+    const refused = await harness(base, "POST", "/v1/rollouts", {});
+    expect(refused.status).toBe(503);
+    expect(refused.body.error).toMatchObject({ code: "DRAINING", message: expect.stringMatching(/draining/) });
+    const health = await fetch(`${base}/health`);
+    expect([health.status, ((await health.json()) as { status: string }).status]).toEqual([503, "draining"]);
+
+    // the live session goes on: tool calls, then its reward, then its release ends the drain
+    expect(text(await client.callTool({ name: "add", arguments: { n: 3 } }))).toMatch(/5/);
+    const headers = { "x-rollout-token": live.body.token };
+    const reward = await harness(base, "POST", `/v1/rollouts/${live.body.rolloutId}/reward`, { completion: "5" }, headers);
+    expect(reward.status).toBe(200);
+    expect(server.activeRollouts).toBe(1);
+    await harness(base, "POST", `/v1/rollouts/${live.body.rolloutId}/release`, {}, headers);
+    expect(await drained).toEqual({ left: 0 });
+    await expect(fetch(`${base}/health`)).rejects.toThrow();
+  });
+});

@@ -10,6 +10,9 @@ import {
   classify,
   clientOf,
   createMcpServer,
+  DEFAULT_DRAIN_GRACE_MS,
+  DRAINING_HEADER,
+  DrainableRolloutService,
   edgePolicy,
   guardConnections,
   HttpError,
@@ -190,6 +193,8 @@ export interface ServeMcpHttpOptions<T extends Task = Task> extends ServeMcpOpti
   sessionIdleMs?: number;
   /** Largest request body in bytes (default 8 MiB). */
   maxBodyBytes?: number;
+  /** How long `drain()` serves the live sessions at most (default 30 s). */
+  drainGraceMs?: number;
 }
 
 async function readBody(req: IncomingMessage, limit: number): Promise<string> {
@@ -231,13 +236,13 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
 export async function serveMcpHttp<T extends Task = Task>(
   env0: Env<T>,
   options: ServeMcpHttpOptions<T>,
-): Promise<{ url: string; close(): Promise<void> }> {
+): Promise<McpHttpServer> {
   const env = env0 as unknown as Env;
   const originPolicy = edgePolicy(options, process.env.BENCHMAX_HOST ?? "127.0.0.1");
   const { token, bindHost } = originPolicy;
   const access = accessTokens(token, options.clientTokens);
   const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
-  const service = new RolloutService(env, {
+  const service = new DrainableRolloutService(env, {
     tasks: options.tasks as Task[] | undefined,
     maxRollouts: options.maxRollouts,
     maxRolloutsPerClient: options.maxRolloutsPerClient,
@@ -349,10 +354,18 @@ export async function serveMcpHttp<T extends Task = Task>(
   }
 
   const http = createServer(serverOptions(options), async (req, res) => {
+    if (service.draining) res.setHeader(DRAINING_HEADER, "1");
     try {
       const url = new URL(req.url ?? "/", "http://localhost");
       if (url.pathname === "/health" && req.method === "GET") {
-        sendJson(res, 200, { status: "ok", env: env.name, sessions: sessions.size, rollouts: service.active });
+        // readiness fails while draining: new sessions go elsewhere, the live ones are served on
+        const status = service.draining ? "draining" : "ok";
+        sendJson(res, service.draining ? 503 : 200, {
+          status,
+          env: env.name,
+          sessions: sessions.size,
+          rollouts: service.active,
+        });
         return;
       }
       // no token: only loopback pages and hosts (a web page the operator opens must not drive the server)
@@ -388,18 +401,58 @@ export async function serveMcpHttp<T extends Task = Task>(
   });
   const addr = http.address() as AddressInfo;
   const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
-  return {
+  let closed: Promise<void> | undefined;
+  let draining: Promise<{ left: number }> | undefined;
+  const handle: McpHttpServer = {
     url: `http://${host}:${addr.port}/mcp`,
-    close: async () => {
-      guard.stop();
-      await sessions.close();
-      await service.close();
-      await new Promise<void>((resolve) => {
-        http.close(() => resolve());
-        http.closeAllConnections();
-      });
+    close() {
+      closed ??= (async () => {
+        service.cut();
+        guard.stop();
+        await sessions.close();
+        await service.close();
+        await new Promise<void>((resolve) => {
+          http.close(() => resolve());
+          http.closeAllConnections();
+        });
+      })();
+      return closed;
+    },
+    drain(graceMs = options.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS) {
+      draining ??= (async () => {
+        const left = closed ? service.active : await service.drain(graceMs);
+        await handle.close();
+        return { left };
+      })();
+      return draining;
+    },
+    get draining() {
+      return service.draining;
+    },
+    get activeRollouts() {
+      return service.active;
     },
   };
+  return handle;
+}
+
+/** A running `serveMcpHttp` server. */
+export interface McpHttpServer {
+  /** The MCP endpoint: `http://host:port/mcp`. */
+  readonly url: string;
+  /** Close now: sessions end, live rollouts are released. Idempotent. */
+  close(): Promise<void>;
+  /**
+   * Drain, as `benchmax serve` does on SIGTERM: new sessions and harness rollouts are refused (503 `DRAINING`),
+   * `/health` answers 503 `{status: "draining"}` and every answer carries `x-benchmax-draining: 1`, while the live
+   * sessions are served until their rollouts are released or `graceMs` (default `drainGraceMs`, 30 s) passes; then it
+   * closes. Resolves with how many rollouts were still live at the end. Idempotent.
+   */
+  drain(graceMs?: number): Promise<{ left: number }>;
+  /** True from the start of a drain (or a close). */
+  readonly draining: boolean;
+  /** Rollouts live now. */
+  readonly activeRollouts: number;
 }
 
 /** Serve `env` over MCP: streamable HTTP when a port is given, else stdio. */

@@ -103,15 +103,17 @@ describe("drain", () => {
     expect(wsReset).toMatchObject({ type: "error", data: { code: "CAPACITY_REACHED" } });
     expect(wsReset.data.message).toMatch(/draining/);
     const refusedWs = new WebSocket(`${s.url.replace("http", "ws")}/ws`);
-    const upgrade = await new Promise<{ status?: number; body: string }>((resolve) =>
+    const upgrade = await new Promise<{ status?: number; body: string; draining?: string }>((resolve) =>
       refusedWs.on("unexpected-response", (_q, res) => {
         let body = "";
         res.on("data", (c: Buffer) => (body += c));
-        res.on("end", () => resolve({ status: res.statusCode, body }));
+        res.on("end", () => resolve({ status: res.statusCode, body, draining: res.headers[DRAINING_HEADER] as string }));
       }),
     );
     expect(upgrade.status).toBe(503);
-    expect(JSON.parse(upgrade.body).error.code).toBe("DRAINING");
+    // the refusal of a /ws upgrade says the server drains, as every HTTP answer does
+    expect(upgrade.draining).toBe("1");
+    expect(JSON.parse(upgrade.body).error).toMatchObject({ code: "DRAINING", message: expect.stringMatching(/draining/) });
     const mcpInit = await fetch(`${s.url}/mcp`, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },

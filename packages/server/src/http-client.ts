@@ -17,7 +17,7 @@ export interface HttpReply {
   headers: IncomingHttpHeaders;
 }
 
-/** The header a draining server puts on every answer. */
+/** The header on every HTTP answer of a draining (or closing) server, `/ws` upgrade refusals included: `x-benchmax-draining: 1`. */
 export const DRAINING_HEADER = "x-benchmax-draining";
 /** The header naming the server process (a restarted server is a new instance). */
 export const INSTANCE_HEADER = "x-benchmax-instance";

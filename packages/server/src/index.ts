@@ -1,6 +1,7 @@
 export { Admission, type AdmissionOptions, type Admitted } from "./admission.js";
 export { AccessTokens, accessTokens, checkBearer, presentedSecret, tokenIdentity } from "./auth.js";
 export { type ConnectOptions, connectRemoteEnv } from "./connect.js";
+export { DEFAULT_DRAIN_GRACE_MS, DRAINING_HEADER, DrainableRolloutService, drainingError } from "./drain.js";
 export {
   type ConnectionGuard,
   type ConnectionLimits,

@@ -632,6 +632,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     originPolicy,
     maxPayload: maxBody,
     isClosing: () => closing,
+    isShuttingDown: () => shuttingDown,
     mcp: mcp.rpc,
   });
 
@@ -646,8 +647,6 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
   const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
   let closed: Promise<void> | undefined;
   let draining: Promise<{ left: number }> | undefined;
-  /** Ends a drain's wait (close() during a drain). */
-  let cutDrain: (() => void) | undefined;
 
   const handle: EnvServer = {
     url: `http://${host}:${addr.port}`,
@@ -658,8 +657,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
       closed ??= (async () => {
         closing = true;
         shuttingDown = true;
-        service.draining = true;
-        cutDrain?.();
+        service.cut();
         // the rollouts already recorded reach the feed's readers (a drain's last release is in the writer's batch)
         await recorder?.flush();
         feed?.close();
@@ -687,24 +685,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
       draining ??= (async () => {
         // the door: new rollouts are refused from here on, on every transport; the server keeps listening
         closing = true;
-        service.draining = true;
-        if (service.active > 0 && !closed) {
-          await new Promise<void>((resolve) => {
-            // live rollouts end by release, expiry or a failed start, on any transport: look every 50 ms
-            const poll = setInterval(() => {
-              if (service.active === 0) done();
-            }, 50);
-            const grace = setTimeout(done, graceMs);
-            function done() {
-              clearInterval(poll);
-              clearTimeout(grace);
-              cutDrain = undefined;
-              resolve();
-            }
-            cutDrain = done;
-          });
-        }
-        const left = service.active;
+        const left = closed ? service.active : await service.drain(graceMs);
         await handle.close();
         return { left };
       })();

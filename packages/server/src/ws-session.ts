@@ -4,8 +4,10 @@ import type { Duplex } from "node:stream";
 import { errorMessage } from "@benchmax/core";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { AccessTokens } from "./auth.js";
+import { drainingError } from "./drain.js";
 import { checkOrigin, clientOf, markSession, type OriginPolicy } from "./edge.js";
 import { type WsCode, wsCodeOf } from "./error-codes.js";
+import { DRAINING_HEADER } from "./http-client.js";
 import { listToolsResult, NO_EPISODE_STATE, resetObservationJson, stateOf, stepRollout } from "./openenv.js";
 import type { RolloutService, ServedRollout } from "./service/rollout-service.js";
 import { RolloutServiceError } from "./service/service-error.js";
@@ -19,6 +21,8 @@ export interface WsOptions {
   originPolicy: OriginPolicy;
   maxPayload: number;
   isClosing(): boolean;
+  /** Past the drain: the server is closing (the refusal says "shutting down" rather than "draining"). */
+  isShuttingDown?(): boolean;
   /** MCP JSON-RPC over `{"type": "mcp", "data": <request>}` (the MCP SDK's Server over the rollout service). */
   mcp: McpJsonRpc;
 }
@@ -43,8 +47,10 @@ function rejectUpgrade(socket: Duplex, status: number, message: string): void {
   };
   const [text, code] = reason[status] ?? ["Error", "ERROR"];
   const body = JSON.stringify({ error: { message, code } });
+  // a draining server says so on the refusal too, as on every HTTP answer (clients take it out of rotation)
+  const draining = status === 503 ? `${DRAINING_HEADER}: 1\r\nretry-after: 1\r\n` : "";
   socket.end(
-    `HTTP/1.1 ${status} ${text}\r\n` +
+    `HTTP/1.1 ${status} ${text}\r\n${draining}` +
       `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
 }
@@ -73,7 +79,7 @@ export function attachWebSocket(
     }
     const err = options.access ? options.access.check(auth) : checkOrigin(req, options.originPolicy);
     if (err) return rejectUpgrade(socket, err.status, err.message);
-    if (options.isClosing()) return rejectUpgrade(socket, 503, "server is shutting down");
+    if (options.isClosing()) return rejectUpgrade(socket, 503, drainingError(options.isShuttingDown?.()).message);
     const client = clientOf(req, options.access, auth);
     wss.handleUpgrade(req, socket, head, (ws) => session(ws, client, socket as Socket));
   });

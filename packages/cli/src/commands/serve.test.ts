@@ -38,7 +38,7 @@ async function serve(args: string[]) {
   try {
     await vi.waitFor(
       () => {
-        const m = /serving math at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+        const m = /serving math (?:as MCP )?at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
         if (!m) throw new Error(`not serving yet: ${out}${err}`);
         url = m[1]!;
       },
@@ -125,11 +125,33 @@ describe("benchmax serve: SIGTERM drains, a second SIGTERM or a SIGINT closes at
   });
 });
 
+describe("benchmax serve --mcp --port: SIGTERM drains too", { timeout: 180_000 }, () => {
+  it("new MCP rollouts refused (503 DRAINING), the live one is served to its release, then exit 0", async () => {
+    const s = await serve(["--mcp", "--drain-grace", "3600"]);
+    const a = await s.call("POST", "/v1/rollouts", {});
+    expect(a.status).toBe(201);
+    const h = { "x-rollout-token": a.body.token as string };
+    s.child.kill("SIGTERM");
+    await s.stderrShows(/SIGTERM: draining \(1 live rollout\)/);
+    const refused = await s.call("POST", "/v1/rollouts", {});
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("x-benchmax-draining")).toBe("1");
+    expect(refused.body.error.code).toBe("DRAINING");
+    const health = await s.call("GET", "/health");
+    expect([health.status, health.body.status]).toEqual([503, "draining"]);
+    const reward = await s.call("POST", `/v1/rollouts/${a.body.rolloutId}/reward`, { completion: "42" }, h);
+    expect(reward.status).toBe(200);
+    expect((await s.call("POST", `/v1/rollouts/${a.body.rolloutId}/release`, {}, h)).status).toBe(200);
+    expect(await s.exited).toEqual({ code: 0, signal: null });
+    expect(s.err()).toMatch(/drained: every live rollout was released; closed/);
+  });
+});
+
 describe("--drain-grace", () => {
-  it("is refused with --mcp (an MCP server closes at once), before any env loads", async () => {
+  it("is refused with MCP over stdio (one session, closed at once), before any env loads", async () => {
     await expect(
-      serveCommand("no-such-env", { host: "127.0.0.1", envOpt: [], mcp: true, port: 0, drainGrace: 5 }),
-    ).rejects.toThrow(/--drain-grace applies to the rollout API server/);
+      serveCommand("no-such-env", { host: "127.0.0.1", envOpt: [], mcp: true, drainGrace: 5 }),
+    ).rejects.toThrow(/--drain-grace applies to a server on a port/);
   });
 });
 

@@ -109,11 +109,12 @@ export function drainLine(sig: string, live: number, graceS: number): string {
 /**
  * Resolves once a signal closed the server (or the MCP session ended). The rollout API server drains on the first
  * SIGTERM (`EnvServer.drain`: new rollouts refused, live ones served until released or `--drain-grace` passes); a
- * second SIGTERM, or SIGINT, closes at once. An MCP server closes at once on either.
+ * second SIGTERM, or SIGINT, closes at once. An MCP server on a port (`--mcp --port N`) drains the same way; MCP over
+ * stdio closes at once on either.
  */
 export async function serveCommand(envSpec: string, flags: ServeFlags): Promise<void> {
-  if (flags.mcp && flags.drainGrace !== undefined) {
-    throw new UsageError("--drain-grace applies to the rollout API server (benchmax serve without --mcp)");
+  if (flags.mcp && flags.port === undefined && flags.drainGrace !== undefined) {
+    throw new UsageError("--drain-grace applies to a server on a port (MCP over stdio is one session: add --port N)");
   }
   const env: Env = await createEnv(envSpec, parseKeyValues(flags.envOpt));
   let tasks: Task[] | undefined;
@@ -130,14 +131,22 @@ export async function serveCommand(envSpec: string, flags: ServeFlags): Promise<
   }
   const tokenNote = token ? ` (bearer token required${clients.length ? `; ${clients.length} client tokens` : ""})` : "";
   let closer: () => Promise<void>;
-  /** The rollout API server's drain (none for MCP). */
+  /** The server's drain (none for MCP over stdio). */
   let drainer: (() => { live: number; graceS: number; done: Promise<{ left: number }> }) | undefined;
   if (flags.mcp) {
     const mcp = (await import("@benchmax/mcp" as string).catch((e: Error) => {
       throw new UsageError(`--mcp needs @benchmax/mcp (${e.message})`);
     })) as {
       serveMcpStdio(env: Env, o?: Record<string, unknown>): Promise<{ close(): Promise<void> }>;
-      serveMcpHttp(env: Env, o: Record<string, unknown>): Promise<{ url: string; close(): Promise<void> }>;
+      serveMcpHttp(
+        env: Env,
+        o: Record<string, unknown>,
+      ): Promise<{
+        url: string;
+        close(): Promise<void>;
+        drain(): Promise<{ left: number }>;
+        readonly activeRollouts: number;
+      }>;
     };
     if (flags.port !== undefined) {
       const s = await mcp.serveMcpHttp(env, {
@@ -150,9 +159,12 @@ export async function serveCommand(envSpec: string, flags: ServeFlags): Promise<
         sessionIdleMs: flags.idleTimeout !== undefined ? flags.idleTimeout * 1000 : undefined,
         maxBodyBytes: flags.maxBody,
         insecure: flags.insecure,
+        ...(flags.drainGrace !== undefined ? { drainGraceMs: flags.drainGrace * 1000 } : {}),
       });
       process.stdout.write(`benchmax: serving ${env.name} as MCP at ${s.url}${tokenNote}\n`);
       closer = () => s.close();
+      const graceS = flags.drainGrace ?? 30;
+      drainer = () => ({ live: s.activeRollouts, graceS, done: s.drain() });
     } else {
       // one session on stdin/stdout: nothing to authenticate, cap or expire
       const unusable = [
