@@ -11,6 +11,7 @@ export default benchmaxVitest({
     "src/commands/serve.test.ts", // `benchmax serve` as a process
     "src/commands/rescore.test.ts", // excel evals and a `serve --record` process
     "src/scaffold/scaffold.test.ts", // tsc, vitest, biome and tsup over a scaffolded package
+    "test/build-image.e2e.test.ts", // npm pack, a Debian base (debootstrap), container image builds (podman/docker)
     "test/cli.e2e.test.ts", // the CLI as processes, `serve` among them
     "test/newcomer.e2e.test.ts", // a newcomer's session: CLI processes under a pty (`script`), a served env
     "test/openenv-clients.e2e.test.ts", // `benchmax serve` as a process

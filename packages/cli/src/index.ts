@@ -1,7 +1,9 @@
 import { DatasetError, InfraError, UsageError } from "@benchmax/core";
 import { Command, CommanderError } from "commander";
 import * as audit from "./commands/audit.js";
+import * as build from "./commands/build.js";
 import * as compare from "./commands/compare.js";
+import * as deploy from "./commands/deploy.js";
 import * as evalCmd from "./commands/eval.js";
 import * as exportCmd from "./commands/export.js";
 import * as generate from "./commands/generate.js";
@@ -19,6 +21,15 @@ import { cliVersion } from "./version.js";
 
 export { type CompareOptions, type CompareResult, compareRuns, loadRunSummary } from "./compare-runs.js";
 export { createEnv, listInstalledEnvs, loadEnvModule, parseKeyValues, resolveEnvEntry } from "./env-loader.js";
+export { deployFiles } from "./commands/deploy.js";
+export {
+  DEFAULT_BASE_IMAGE,
+  envDockerfile,
+  IMAGE_TARGETS,
+  type ImageTarget,
+  imageTags,
+} from "./ship/image.js";
+export { type FleetOptions, kubernetesObjects, kustomization, skypilotTask } from "./ship/manifests.js";
 
 /** Thrown by a command to end with a given exit code after printing its own output. */
 export class ExitCode extends Error {
@@ -49,6 +60,8 @@ export function buildProgram(): Command {
     rescore,
     watch,
     play,
+    build,
+    deploy,
   ]) {
     m.register(program);
   }

@@ -108,7 +108,8 @@ describe("deploy/k8s", () => {
         capabilities: { drop: ["ALL"] },
       });
       expect(c.volumeMounts).toContainEqual({ name: "tmp", mountPath: "/tmp" });
-      expect(c.image).toMatch(/^benchmax\/env-server-[a-z]+:\d+\.\d+\.\d+$/);
+      // the server stage's own tag (issue 38: the skypilot stage has another, so building both overwrites neither)
+      expect(c.image).toMatch(/^benchmax\/env-server-[a-z]+:\d+\.\d+\.\d+-server$/);
       expect(c.readinessProbe.httpGet.path).toBe("/health");
     }
     const kust = parse(read("k8s/kustomization.yaml"));
@@ -192,7 +193,8 @@ describe("deploy/k8s", () => {
 
 describe("deploy/docker", () => {
   const dockerfile = read("docker/Dockerfile");
-  const entrypoint = join(deploy, "docker/entrypoint.sh");
+  // one entrypoint for every env image: the CLI ships it (`benchmax build` copies it into its build context)
+  const entrypoint = fileURLToPath(new URL("../../cli/templates/image/entrypoint.sh", import.meta.url));
   /** The Dockerfile's stages: name → its lines. */
   const stages = new Map<string, string[]>();
   let current = "";
@@ -203,7 +205,9 @@ describe("deploy/docker", () => {
   }
 
   it("pins the base and installs this repo's packed tarballs at build time (issue 27: not @benchmax/cli from npm)", () => {
-    const from = /^FROM (\S+) AS base$/m.exec(dockerfile)![1]!;
+    // the base is an ARG (a base made from Debian's archive may replace it), pinned by default
+    expect(dockerfile).toMatch(/^FROM \$\{BASE\} AS base$/m);
+    const from = /^ARG BASE=(\S+)$/m.exec(dockerfile)![1]!;
     expect(from).toMatch(/^node:\d+\.\d+\.\d+-[a-z]+-slim$/);
     expect(dockerfile).not.toMatch(/latest/);
     expect(dockerfile).toMatch(/^COPY dist-tarballs\/ /m);
@@ -217,7 +221,7 @@ describe("deploy/docker", () => {
       read("docker/Dockerfile.dockerignore")
         .split("\n")
         .filter((l) => l && !l.startsWith("#")),
-    ).toEqual(["*", "!dist-tarballs/*.tgz", "!deploy/docker/entrypoint.sh"]);
+    ).toEqual(["*", "!dist-tarballs/*.tgz", "!packages/cli/templates/image/entrypoint.sh"]);
   });
 
   it("default stage: unprivileged node (uid 1000, as deploy/k8s runs it); skypilot stage: root with HOME=/root", () => {
@@ -287,7 +291,8 @@ describe("deploy/skypilot", () => {
   it("requires the token as a SkyPilot secret, runs the pinned image, serves the rollout API too", () => {
     expect(task.secrets).toEqual({ BENCHMAX_TOKEN: null });
     expect(task.envs.BENCHMAX_TOKEN).toBeUndefined();
-    expect(task.resources.image_id).toMatch(/^docker:benchmax\/env-server-[a-z]+:\d+\.\d+\.\d+$/);
+    // the Dockerfile's skypilot stage, tagged apart from the server stage (issue 38)
+    expect(task.resources.image_id).toMatch(/^docker:benchmax\/env-server-[a-z]+:\d+\.\d+\.\d+-skypilot$/);
     expect(task.resources.ports).toBeUndefined();
     expect(task.run).toMatch(
       /benchmax serve "\$BENCHMAX_ENV" --host 0\.0\.0\.0 --port "\$ROLLOUT_PORT" --drain-grace "\$DRAIN_GRACE_S" &/,

@@ -22,11 +22,13 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
 const tmp = () => mkdtempSync(join(tmpdir(), "bmx-new-"));
 
 const LAYOUT = [
+  "DEPLOY.md",
   "README.md",
   "audit.json",
   "fixtures/glossary.json",
   "fixtures/tasks.jsonl",
   "package.json",
+  "scripts/build-image.sh",
   "skyrl/run.sh",
   "src/audit.test.ts",
   "src/dataset.ts",

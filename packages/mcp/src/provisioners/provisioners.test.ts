@@ -153,7 +153,7 @@ describe("deploy manifests", () => {
     const task = parse(text);
     expect(task.num_nodes).toBe(2);
     expect(task.secrets).toEqual({ BENCHMAX_TOKEN: null });
-    expect(task.resources.image_id).toBe("docker:benchmax/env-server-math:0.1.0");
+    expect(task.resources.image_id).toBe("docker:benchmax/env-server-math:0.1.0-skypilot");
     expect(task.envs).toMatchObject({
       BENCHMAX_ENV: "math",
       SERVERS_PER_NODE: 4,
@@ -177,7 +177,7 @@ describe("deploy manifests", () => {
     ]);
     expect(parse(skypilotTaskYaml({ env: "crm", nodes: 5, serversPerNode: 8 }))).toMatchObject({
       num_nodes: 5,
-      resources: { image_id: "docker:benchmax/env-server-crm:0.1.0" },
+      resources: { image_id: "docker:benchmax/env-server-crm:0.1.0-skypilot" },
       envs: { BENCHMAX_ENV: "crm", SERVERS_PER_NODE: 8 },
     });
   });

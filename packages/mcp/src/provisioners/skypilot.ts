@@ -21,7 +21,7 @@ export interface SkyPilotOptions {
   basePort?: number;
   /** Cluster name. Default `benchmax-env-servers`. */
   cluster?: string;
-  /** Version tag of the env-server image (deploy/docker/Dockerfile). Default `0.1.0`. */
+  /** Version of the env-server image (deploy/docker/Dockerfile, `benchmax build`): its tag is `<version>-skypilot`. Default `0.1.0`. */
   version?: string;
   /** The fleet token every server requires. Default `$BENCHMAX_TOKEN`; launching without one is refused. */
   token?: string;
@@ -99,7 +99,8 @@ run: |
   wait
 `);
   if (o.nodes !== undefined) doc.set("num_nodes", o.nodes);
-  const image = `docker:benchmax/env-server-${o.env}:${o.version ?? "0.1.0"}`;
+  // the Dockerfile's skypilot stage (root, for SkyPilot's SSH), tagged apart from the server stage
+  const image = `docker:benchmax/env-server-${o.env}:${o.version ?? "0.1.0"}-skypilot`;
   if (o.resources) doc.set("resources", { ...o.resources });
   doc.setIn(["resources", "image_id"], image);
   doc.setIn(["envs", "BENCHMAX_ENV"], o.env);
