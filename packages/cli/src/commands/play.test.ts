@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { openaiPolicy, type Task } from "@benchmax/core";
+import { type Env, openaiPolicy, type StateViewCapability, type Task } from "@benchmax/core";
 import { type FakeVllm, startFakeVllm } from "@benchmax/core/testing";
 import { type PlayServer, startPlay } from "@benchmax/report";
 import { calcEnv } from "@benchmax/server/testing";
@@ -92,6 +92,49 @@ describe("benchmax play", () => {
       await page.screenshot({ path: shot, fullPage: true });
       expect(statSync(shot).size).toBeGreaterThan(10_000);
       await page.close();
+    },
+    60_000,
+  );
+
+  it.skipIf(!available)(
+    "an env with a state view: the page draws it as a grid at the start and again after each tool call",
+    async () => {
+      // a calculator whose state view is a one-sheet grid of the sums its add tool returned, one a row
+      const sums = new Map<string, number[]>();
+      const env = calcEnv() as Env & StateViewCapability;
+      const runTool = env.runTool.bind(env);
+      env.runTool = async (id, call) => {
+        const out = await runTool(id, call);
+        const text =
+          typeof out.content === "string" ? out.content : out.content.map((p) => ("text" in p ? p.text : "")).join("");
+        sums.set(id, [...(sums.get(id) ?? []), Number(text)]);
+        return out;
+      };
+      env.renderState = (id) => ({
+        kind: "grid",
+        sheets: [{ name: "sums", cells: [["sum"], ...(sums.get(id) ?? []).map((n) => [n])] }],
+      });
+      const viewed = await startPlay(env, { tasks });
+      try {
+        const page = await browser!.newPage({ viewport: { width: 1300, height: 900 } });
+        await page.goto(viewed.url);
+        await page.waitForSelector("body[data-ready]");
+        expect(await page.isHidden("#state-panel")).toBe(true);
+        await page.click("#start");
+        await page.waitForSelector('#state[data-kind="grid"] [data-sheet="sums"]');
+        expect(await page.textContent('[data-cell="A1"]')).toBe("sum");
+        expect(await page.$('[data-cell="A2"]')).toBeNull();
+        await page.fill("#tool-name", "add");
+        await page.fill("#tool-args", '{"a": 1234000, "b": 567}');
+        await page.click("#send");
+        await page.waitForSelector('[data-cell="A2"]');
+        expect(await page.textContent('[data-cell="A2"]')).toBe(GOLD);
+        mkdirSync(OUT, { recursive: true });
+        await page.screenshot({ path: join(OUT, "play-state-view.png"), fullPage: true });
+        await page.close();
+      } finally {
+        await viewed.close();
+      }
     },
     60_000,
   );
