@@ -72,10 +72,9 @@ export async function excelStateView(state: ExcelState): Promise<StateView> {
   );
   const sheets = wb.worksheets.slice(0, VIEW_MAX_SHEETS).map(sheetView);
   const more = wb.worksheets.length - sheets.length;
-  return {
-    kind: "grid",
-    sheets,
-    ...(more > 0 ? { note: `${more} more sheet${more === 1 ? "" : "s"} not shown` } : {}),
-    ...(state.stale ? { note: "formulas not recalculated yet: cached values may be old" } : {}),
-  };
+  const notes = [
+    ...(more > 0 ? [`${more} more sheet${more === 1 ? "" : "s"} not shown`] : []),
+    ...(state.stale ? ["formulas not recalculated yet: cached values may be old"] : []),
+  ];
+  return { kind: "grid", sheets, ...(notes.length ? { note: notes.join("; ") } : {}) };
 }
