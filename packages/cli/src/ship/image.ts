@@ -154,13 +154,18 @@ export function findEngine(wanted?: string): string {
   if (wanted && !["docker", "podman"].includes(basename(wanted))) {
     throw new UsageError(`--engine must be docker or podman (or a path to one), got "${wanted}"`);
   }
-  for (const cand of wanted ? [wanted] : ["docker", "podman"]) {
-    const r = spawnSync(cand, ["--version"], { encoding: "utf8" });
-    if (r.status === 0) return cand;
+  const runs = (cmd: string, args: string[]) =>
+    spawnSync(cmd, args, { encoding: "utf8", timeout: 20_000 }).status === 0;
+  if (wanted) {
+    if (runs(wanted, ["--version"])) return wanted;
+    throw new UsageError(`${wanted} is not runnable here (${wanted} --version failed)`);
   }
+  // docker needs its daemon (`docker info` answers); podman needs none
+  if (runs("docker", ["info"])) return "docker";
+  if (runs("podman", ["--version"])) return "podman";
   throw new UsageError(
-    wanted
-      ? `${wanted} is not runnable here (${wanted} --version failed)`
+    runs("docker", ["--version"])
+      ? "docker is installed but its daemon does not answer (docker info failed), and there is no podman: start dockerd, or apt-get install podman"
       : "no container engine: install docker or podman (apt-get install podman), or print the Dockerfile with --dry-run",
   );
 }
