@@ -8,12 +8,13 @@ import { open } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { type CompareOptions, type CompareResult, compareWorkbooks } from "./compare.js";
+import { refuseExternalRefs } from "./external-refs.js";
 import { workerScript } from "./worker-script.js";
 import { inspectXlsx } from "./xlsx-inspect.js";
 
 type JobMsg =
   | { kind?: "compare"; gold: Uint8Array; output?: Uint8Array; answerPosition: unknown; options: CompareOptions }
-  | { kind: "inspect"; bytes: Uint8Array };
+  | { kind: "inspect" | "seal"; bytes: Uint8Array };
 
 interface Job {
   msg: JobMsg;
@@ -100,7 +101,7 @@ export class ComparePool {
       }, this.jobTimeoutMs);
       slot.timer.unref();
       const m = job.msg;
-      slot.worker.postMessage({ id: 0, ...m }, m.kind === "inspect" ? movable(m.bytes) : movable(m.gold, m.output));
+      slot.worker.postMessage({ id: 0, ...m }, "bytes" in m ? movable(m.bytes) : movable(m.gold, m.output));
     }
   }
 
@@ -108,6 +109,14 @@ export class ComparePool {
   inspect(bytes: Buffer): Promise<string | undefined> {
     return new Promise((resolve, reject) => {
       this.queue.push({ msg: { kind: "inspect", bytes: shareable(bytes) }, resolve, reject });
+      this.pump();
+    });
+  }
+
+  /** Refuse a model-written file's external references (external-refs.ts) on a worker: the sealed bytes, or undefined when unchanged. */
+  seal(bytes: Buffer): Promise<Uint8Array | undefined> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ msg: { kind: "seal", bytes: shareable(bytes) }, resolve, reject });
       this.pump();
     });
   }
@@ -189,6 +198,17 @@ export function inspectAsync(bytes: Buffer): Promise<string | undefined> {
   const p = sharedPool();
   if (!p) return Promise.resolve(inspectXlsx(bytes));
   return p.inspect(bytes);
+}
+
+/**
+ * A model-written workbook with its external references refused (external-refs.ts), for LibreOffice: on a worker
+ * thread when the pool is available (its XML is the model's, of any size), else inline.
+ */
+export async function sealAsync(bytes: Buffer): Promise<Buffer> {
+  const p = sharedPool();
+  if (!p) return refuseExternalRefs(bytes).xlsx;
+  const sealed = await p.seal(bytes);
+  return sealed ? Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength) : bytes;
 }
 
 /** `compareWorkbooks` on a worker thread when the pool is available, else inline. */

@@ -2,11 +2,12 @@
 import { parentPort } from "node:worker_threads";
 import { BookHost, type BookJob, type ReplayJob } from "./book-host.js";
 import { type CompareOptions, compareWorkbooks } from "./compare.js";
+import { refuseExternalRefs } from "./external-refs.js";
 import { inspectXlsx } from "./xlsx-inspect.js";
 
 interface Job {
   id: number;
-  kind?: "compare" | "inspect";
+  kind?: "compare" | "inspect" | "seal";
   bytes?: Uint8Array;
   gold: Uint8Array;
   output?: Uint8Array;
@@ -32,6 +33,18 @@ parentPort?.on("message", (job: Job | BookJob | ReplayJob | { kind: "drop"; file
     if (job.kind === "inspect") {
       const b = job.bytes!;
       parentPort!.postMessage({ id: job.id, result: inspectXlsx(Buffer.from(b.buffer, b.byteOffset, b.byteLength)) });
+      return;
+    }
+    if (job.kind === "seal") {
+      const b = job.bytes!;
+      const buf = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+      const sealed = refuseExternalRefs(buf).xlsx;
+      if (sealed === buf) parentPort!.postMessage({ id: job.id, result: undefined });
+      else {
+        const out = new Uint8Array(sealed.byteLength);
+        out.set(sealed);
+        parentPort!.postMessage({ id: job.id, result: out }, [out.buffer]);
+      }
       return;
     }
     const r = compareWorkbooks(

@@ -7,6 +7,7 @@
  * time): it has no network and no host file.
  */
 import { zipFiles } from "./raw-xlsx.js";
+import { firstElement, replaceElements, scanAttrs } from "./xml-scan.js";
 import { ZipReader } from "./zip.js";
 
 export interface Refusal {
@@ -26,90 +27,147 @@ const unescapeXml = (s: string) =>
     .replace(/&amp;/g, "&");
 
 /** A string literal that names a workbook, a URL or a path (LibreOffice's `'file:…'#$Sheet.A1` included). */
-const EXTERNAL_TEXT = /\[|:\/\/|^\s*'?\s*file:|\\\\|'#\$|^\s*\/|^\s*'\/|^\s*[A-Za-z]:\\/i;
+const EXTERNAL_TEXT = /\[|:\/\/|^\s*(?:'\s*)?file:|\\\\|'#\$|^\s*\/|^\s*'\/|^\s*[A-Za-z]:\\/i;
+
+/** Characters that end a `[book]Sheet` reference before its `!` (Excel's operators, separators and spaces). */
+const REF_END = new Set([...' \t\r\n!(),;+-*/&=<>^%"{}'].map((c) => c.charCodeAt(0)));
+/** Characters that may not stand right before a workbook's `[` (a table's `Table1[Col]`, nested brackets). */
+const WORD_BEFORE_BRACKET = /[A-Za-z0-9_.\]\\[]/;
+
+/**
+ * One pass over a formula: its code with string literals emptied (`""`), the literals' texts, the code with quoted
+ * sheet names emptied too (`''`), and the quoted names with whether a `!` follows. A literal or name that is never
+ * closed runs to the end (as Excel's tokenizer reads it).
+ */
+function tokens(formula: string): { code: string; unquoted: string; strings: string[]; names: string[] } {
+  const strings: string[] = [];
+  const names: string[] = [];
+  const code: string[] = [];
+  const unquoted: string[] = [];
+  const n = formula.length;
+  let last = 0;
+  for (let i = 0; i < n; i++) {
+    const q = formula[i];
+    if (q !== '"' && q !== "'") continue;
+    let j = i + 1;
+    for (; j < n; j++) {
+      if (formula[j] !== q) continue;
+      if (formula[j + 1] === q) j++;
+      else break;
+    }
+    const text = formula.slice(i + 1, Math.min(j, n)).replaceAll(q + q, q);
+    const between = formula.slice(last, i);
+    if (q === '"') {
+      strings.push(text);
+      code.push(between, '""');
+      unquoted.push(between, '""');
+    } else {
+      const whole = formula.slice(i, Math.min(j + 1, n));
+      if (formula[j + 1] === "!") names.push(text);
+      code.push(between, whole);
+      unquoted.push(between, "''");
+    }
+    i = j; // the closing quote (or the end)
+    last = Math.min(j + 1, n);
+  }
+  code.push(formula.slice(last));
+  unquoted.push(formula.slice(last));
+  return { code: code.join(""), unquoted: unquoted.join(""), strings, names };
+}
+
+/** `[1]Sheet1!A1`, `[book.xlsx]Sheet1!A1`, `[1]!Name`: a `[` not opening a structured reference, then `]…!`. */
+function workbookBracket(s: string): boolean {
+  let p = s.indexOf("[");
+  let checkedTo = -1; // the scan for `!` after a `]` already reached here without finding one
+  while (p >= 0) {
+    if (p === 0 || !WORD_BEFORE_BRACKET.test(s[p - 1]!)) {
+      const q = s.indexOf("]", p + 1);
+      if (q < 0) return false; // no `]` after this one closes any later `[` either
+      let k = Math.max(q + 1, checkedTo);
+      while (k < s.length && !REF_END.has(s.charCodeAt(k))) k++;
+      if (k < s.length && s[k] === "!") return true;
+      checkedTo = k;
+    }
+    p = s.indexOf("[", p + 1);
+  }
+  return false;
+}
 
 /**
  * Why a formula reaches outside its workbook, or null. Looks at the formula outside string literals for a
  * `[book]Sheet!` or `'…[book]…'!` reference and DDE's `app|topic!item`, and at the string literals of a formula
- * that calls INDIRECT (or LibreOffice's own external functions) for a workbook, URL or path.
+ * that calls INDIRECT (or LibreOffice's own external functions) for a workbook, URL or path. Linear in the formula's
+ * length (a model writes formulas of any length).
  */
 export function externalReason(formula: string): string | null {
-  const strings: string[] = [];
-  // code outside "…" literals; quoted sheet names ('…') kept
-  const code = formula.replace(/"((?:[^"]|"")*)"/g, (_, s: string) => {
-    strings.push(s.replace(/""/g, '"'));
-    return '""';
-  });
-  for (const m of code.matchAll(/'((?:[^']|'')*)'!/g)) {
-    if (m[1]!.includes("[") || /:\/\/|^file:|^\//i.test(m[1]!)) return "a reference to another workbook";
+  const { code, unquoted, strings, names } = tokens(formula);
+  for (const name of names) {
+    if (name.includes("[") || /^(?:file:|\/)/i.test(name) || name.includes("://"))
+      return "a reference to another workbook";
   }
-  const unquoted = code.replace(/'(?:[^']|'')*'/g, "''");
-  // [1]Sheet1!A1, [book.xlsx]Sheet1!A1, [1]!Name: a bracket not opening a structured reference (Table1[Col])
-  if (/(^|[^A-Za-z0-9_.\]\\[])\[[^\]]*\][^\s!(),;+\-*/&=<>^%"{}]*!/.test(unquoted))
-    return "a reference to another workbook";
-  if (/[A-Za-z0-9_.]+\|[^!]*!/.test(code)) return "a DDE link";
+  if (workbookBracket(unquoted)) return "a reference to another workbook";
+  // app|topic!item: a `|` right after a name character, with a `!` somewhere after it
+  const bar = code.search(/[A-Za-z0-9_.]\|/);
+  if (bar >= 0 && code.indexOf("!", bar + 2) >= 0) return "a DDE link";
   if (/\b(DDE|WEBSERVICE|FILTERXML)\s*\(/i.test(unquoted)) return "an external data function";
   if (/\bINDIRECT\s*\(/i.test(unquoted) && strings.some((s) => EXTERNAL_TEXT.test(s)))
     return "INDIRECT of another workbook, a URL or a path";
   return null;
 }
 
-/** A cell with content: `<c …>…</c>` (a self-closing `<c …/>` never matches, so it cannot swallow the next cell). */
-const CELL = /<c\b((?:[^>/]|\/(?!>))*)>([\s\S]*?)<\/c>/g;
-
-const REF_CELL = (attrs: string) => {
-  const a = attrs.replace(/\s+t="[^"]*"/, "");
-  return `<c${a} t="e"><v>#REF!</v></c>`;
-};
+const REF_CELL = (attrs: string) => `<c${attrs.replace(/\st="[^"]*"/, "")} t="e"><v>#REF!</v></c>`;
+const attr = (attrs: string, name: string) => scanAttrs(attrs)[name];
 
 /** Rewrite the formula cells of one sheet that reach outside: `#REF!` values, no formula. */
 function sheetXml(xml: string, part: string, out: Refusal[]): string {
   // shared formulas: a refused master takes its whole group with it
   const refusedShared = new Set<string>();
   let changed = false;
-  let next = xml.replace(CELL, (whole, attrs: string, inner: string) => {
-    const f = /<f\b([^>]*)>([\s\S]*?)<\/f>/.exec(inner);
-    if (!f) return whole;
-    const why = externalReason(unescapeXml(f[2]!));
-    if (!why) return whole;
-    const si = /\bt="shared"/.test(f[1]!) ? /\bsi="(\d+)"/.exec(f[1]!)?.[1] : undefined;
-    if (si !== undefined) refusedShared.add(si);
-    const ref = /\br="([^"]+)"/.exec(attrs)?.[1] ?? "?";
-    out.push({ part, where: ref, why });
+  let next = replaceElements(xml, "c", (cell) => {
+    const f = firstElement(cell.inner, "f");
+    if (!f || f.tag.selfClosing) return undefined;
+    const why = externalReason(unescapeXml(f.inner));
+    if (!why) return undefined;
+    const fa = scanAttrs(f.tag.attrs);
+    if (fa.t === "shared" && fa.si !== undefined) refusedShared.add(fa.si);
+    out.push({ part, where: attr(cell.tag.attrs, "r") ?? "?", why });
     changed = true;
-    return REF_CELL(attrs);
+    return REF_CELL(cell.tag.attrs);
   });
   if (refusedShared.size) {
-    next = next.replace(CELL, (whole, attrs: string, inner: string) => {
-      const f = /<f\b([^>]*)\/>/.exec(inner);
-      const si = f && /\bt="shared"/.test(f[1]!) ? /\bsi="(\d+)"/.exec(f[1]!)?.[1] : undefined;
-      if (si === undefined || !refusedShared.has(si)) return whole;
-      out.push({ part, where: /\br="([^"]+)"/.exec(attrs)?.[1] ?? "?", why: "shares a refused formula" });
-      return REF_CELL(attrs);
+    next = replaceElements(next, "c", (cell) => {
+      const f = firstElement(cell.inner, "f");
+      const fa = f?.tag.selfClosing ? scanAttrs(f.tag.attrs) : undefined;
+      if (fa?.t !== "shared" || fa.si === undefined || !refusedShared.has(fa.si)) return undefined;
+      out.push({ part, where: attr(cell.tag.attrs, "r") ?? "?", why: "shares a refused formula" });
+      return REF_CELL(cell.tag.attrs);
     });
   }
   // conditional formats and data validations: their formulas reach outside too
-  next = next.replace(/<(formula|formula1|formula2)>([\s\S]*?)<\/\1>/g, (whole, tag: string, text: string) => {
-    const why = externalReason(unescapeXml(text));
-    if (!why) return whole;
-    out.push({ part, where: tag, why });
+  next = replaceElements(next, FORMULA_TAGS, (el) => {
+    const why = externalReason(unescapeXml(el.inner));
+    if (!why) return undefined;
+    out.push({ part, where: el.tag.local, why });
     changed = true;
-    return `<${tag}>#REF!</${tag}>`;
+    return `<${el.tag.qname}>#REF!</${el.tag.qname}>`;
   });
   return changed || refusedShared.size ? next : xml;
 }
 
+const FORMULA_TAGS = new Set(["formula", "formula1", "formula2"]);
+
 /** Defined names whose formula reaches outside become `#REF!`; `<externalReferences>` goes. */
 function workbookXml(xml: string, part: string, out: Refusal[]): string {
-  let next = xml.replace(/<externalReferences>[\s\S]*?<\/externalReferences>|<externalReferences\s*\/>/g, () => {
+  let next = replaceElements(xml, "externalReferences", () => {
     out.push({ part, where: "externalReferences", why: "external-link parts" });
     return "";
   });
-  next = next.replace(/<definedName\b([^>]*)>([\s\S]*?)<\/definedName>/g, (whole, attrs: string, text: string) => {
-    const why = externalReason(unescapeXml(text));
-    if (!why) return whole;
-    out.push({ part, where: `name ${/\bname="([^"]*)"/.exec(attrs)?.[1] ?? "?"}`, why });
-    return `<definedName${attrs}>#REF!</definedName>`;
+  next = replaceElements(next, "definedName", (el) => {
+    if (el.tag.selfClosing) return undefined;
+    const why = externalReason(unescapeXml(el.inner));
+    if (!why) return undefined;
+    out.push({ part, where: `name ${attr(el.tag.attrs, "name") ?? "?"}`, why });
+    return `<${el.tag.qname}${el.tag.attrs}>#REF!</${el.tag.qname}>`;
   });
   return next;
 }
@@ -119,26 +177,32 @@ const KEEP_EXTERNAL_TYPE = /\/hyperlink$/;
 
 /** Relationships: those to dropped parts and every external one but hyperlinks are removed. */
 function relsXml(xml: string, part: string, out: Refusal[]): string {
-  return xml.replace(
-    /<Relationship\b([^>]*?)\/>|<Relationship\b([^>]*?)>[\s\S]*?<\/Relationship>/g,
-    (whole, a1, a2) => {
-      const attrs = (a1 ?? a2) as string;
-      const type = /\bType="([^"]*)"/.exec(attrs)?.[1] ?? "";
-      const target = /\bTarget="([^"]*)"/.exec(attrs)?.[1] ?? "";
-      const external = /\bTargetMode="External"/i.test(attrs);
-      const dropped =
-        /externalLink|connections|queryTable/i.test(type) ||
-        /externalLinks\/|connections\.xml|queryTables\//.test(target);
-      if (dropped || (external && !KEEP_EXTERNAL_TYPE.test(type))) {
-        out.push({
-          part,
-          where: target.slice(0, 200),
-          why: external ? "an external relationship" : "an external-link part",
-        });
-        return "";
-      }
-      return whole;
-    },
+  return replaceElements(xml, "Relationship", (el) => {
+    const a = scanAttrs(el.tag.attrs);
+    const type = a.Type ?? "";
+    const target = a.Target ?? "";
+    const external = /^External$/i.test(a.TargetMode ?? "");
+    const dropped =
+      /externalLink|connections|queryTable/i.test(type) ||
+      /externalLinks\/|connections\.xml|queryTables\//.test(target);
+    if (dropped || (external && !KEEP_EXTERNAL_TYPE.test(type))) {
+      out.push({
+        part,
+        where: target.slice(0, 200),
+        why: external ? "an external relationship" : "an external-link part",
+      });
+      return "";
+    }
+    return undefined;
+  });
+}
+
+/** Content-type overrides of the dropped parts. */
+function contentTypesXml(xml: string): string {
+  return replaceElements(xml, "Override", (el) =>
+    /^\/xl\/(?:externalLinks\/|connections\.xml|queryTables\/)/.test(scanAttrs(el.tag.attrs).PartName ?? "")
+      ? ""
+      : undefined,
   );
 }
 
@@ -182,13 +246,7 @@ export function refuseExternalRefs(xlsx: Buffer): Sealed {
         files.push([name, next]);
       } else if (name === "[Content_Types].xml") {
         const xml = zip.readText(name);
-        files.push([
-          name,
-          xml.replace(
-            /<Override\b[^>]*PartName="\/xl\/(?:externalLinks\/|connections\.xml|queryTables\/)[^"]*"[^>]*\/>/g,
-            "",
-          ),
-        ]);
+        files.push([name, contentTypesXml(xml)]);
       } else files.push([name, zip.read(name)]);
     }
   } catch {

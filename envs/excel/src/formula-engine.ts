@@ -43,6 +43,11 @@ export interface FormulaSource {
   definedName?(name: string, sheet: string): string | undefined;
   /** A table by name, for structured references. */
   table?(name: string): TableArea | undefined;
+  /**
+   * Why a formula cell cannot be evaluated faithfully whatever its text (a shape the reference application reads its
+   * own way), or undefined: such a cell is flagged unsupported, like an unknown function.
+   */
+  unsupportedCell?(sheet: string, row: number, col: number): string | undefined;
   /** The last row and column holding a cell inside a rectangle (null: none); see EvalHost.dataExtent. */
   dataExtent?(sheet: string, r1: number, c1: number, r2: number, c2: number): { maxRow: number; maxCol: number } | null;
 }
@@ -309,6 +314,11 @@ export class FormulaEngine {
       const a = this.src.arrayOf!(n.sheet, n.row, n.col)!;
       const v = m ? element(m, n.row - a.row, n.col - a.col) : fromEngine(this.results.get(f.master.key) ?? null);
       return toEngine(v === null ? 0 : v);
+    }
+    const odd = this.src.unsupportedCell?.(n.sheet, n.row, n.col);
+    if (odd !== undefined) {
+      this.flagUnsupported(n.key, `${label}: ${odd}`);
+      return { error: "#NAME?" };
     }
     const arr = this.src.arrayOf?.(n.sheet, n.row, n.col);
     const ev = new Evaluator(this.host, { sheet: n.sheet, row: n.row, col: n.col, array: !!arr });

@@ -16,7 +16,16 @@ import {
 } from "./formula-engine.js";
 import { fromExcel, type PyValue } from "./py-values.js";
 import { PyError } from "./python.js";
-import { cellKey, type RawCell, type Rect, type SheetCells, type TableDef, type XlsxValues } from "./xlsx-values.js";
+import {
+  cellKey,
+  parseAttrs,
+  type RawCell,
+  type Rect,
+  type SheetCells,
+  type TableDef,
+  type XlsxValues,
+} from "./xlsx-values.js";
+import { firstElement } from "./xml-scan.js";
 
 const require = createRequire(import.meta.url);
 const { slideFormula } = require("exceljs/lib/utils/shared-formula.js") as {
@@ -40,9 +49,33 @@ interface SheetModel {
   index: FormulaIndex;
   /** Array-formula area of each cell inside one. */
   arrays: Map<number, ArrayArea>;
+  /** Formula cells of a shape LibreOffice recalculates its own way (`oddFormula`), with why. */
+  odd: Map<number, string>;
 }
 
-const F_RE = /<(?:[\w.-]+:)?f\b([^>]*?)(?:\/>|>([\s\S]*?)<\/(?:[\w.-]+:)?f>)/;
+/**
+ * Why a formula element is of a shape whose cached value LibreOffice does not keep and the engine cannot reproduce,
+ * or undefined. Measured with LibreOffice 7.4 (fixtures/formula-corpus/odd-formulas.json): an empty formula reads
+ * `#N/A`; a shared formula without a (numeric) group id, or whose group has no master, and a data-table formula read
+ * None or LibreOffice's own value, never the cached one; a second master of one shared group reads `#N/A`.
+ */
+function oddFormula(
+  t: string,
+  text: string,
+  si: string | undefined,
+  masters: Map<string, unknown>,
+): string | undefined {
+  if (t === "dataTable") return 'a data-table formula (t="dataTable")';
+  if (t === "shared") {
+    if (si === undefined || !/^\d+$/.test(si)) return "a shared formula without a numeric group id (si)";
+    if (text && masters.has(si)) return `a second master of the shared formula group si="${si}"`;
+    return undefined;
+  }
+  if (t !== "normal" && t !== "array") return `a formula of unknown type t="${t}"`;
+  if (!text.trim()) return "an empty formula";
+  return undefined;
+}
+
 const decode = (s: string) =>
   s.replace(/&(amp|lt|gt|quot|apos);/g, (_m, n: string) => ({ amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" })[n]!);
 
@@ -101,6 +134,7 @@ export class LazyRecalc {
         return maxRow ? { maxRow, maxCol } : null;
       },
       label: (s, r, c) => `${s}!${columnLetters(c)}${r}`,
+      unsupportedCell: (s, r, c) => this.model(s).odd.get(cellKey(r, c)),
       arrayOf: (s, r, c) => this.model(s).arrays.get(cellKey(r, c)),
       definedName: (name, sheet) => this.names.get(`${sheet}\u0000${name}`) ?? this.names.get(`\u0000${name}`),
       table: (name) => {
@@ -141,21 +175,32 @@ export class LazyRecalc {
       const arrays = new Map<number, ArrayArea>();
       const masters = new Map<string, { formula: string; ref: string }>();
       const sharedDeps: Array<[number, string, string]> = [];
+      const odd = new Map<number, string>();
       for (const [k, c] of raw.cells) {
-        const f = F_RE.exec(c.inner);
+        const f = firstElement(c.inner, "f");
         if (!f) continue;
-        const attrs = f[1] ?? "";
-        const text = f[2] !== undefined ? decode(f[2]) : "";
-        const si = /\bsi="(\d+)"/.exec(attrs)?.[1];
+        const attrs = f.tag.attrs;
+        const a = parseAttrs(attrs);
+        const text = decode(f.inner);
+        const t = a.t ?? "normal";
+        const si = a.si;
         const addr = `${columnLetters(c.col)}${c.row}`;
-        if (/\bt="shared"/.test(attrs) && si !== undefined) {
+        // shapes LibreOffice (the official recalculation) does not read as a formula with this cached value: their
+        // value is LibreOffice's to give (the engine flags them unsupported, so the scorer asks LibreOffice)
+        const why = oddFormula(t, text, si, masters);
+        if (why) {
+          odd.set(k, why);
+          formulas.set(k, text);
+          continue;
+        }
+        if (t === "shared" && si !== undefined) {
           if (text) {
             masters.set(si, { formula: text, ref: addr });
             formulas.set(k, text);
           } else sharedDeps.push([k, si, addr]);
         } else if (text) {
           formulas.set(k, text);
-          if (/\bt="array"/.test(attrs)) {
+          if (t === "array") {
             const ref = /\bref="([A-Z]+)(\d+)(?::([A-Z]+)(\d+))?"/.exec(attrs);
             const r2 = ref?.[4] ? Number(ref[4]) : c.row;
             const c2 = ref?.[3] ? columnIndex(ref[3]) : c.col;
@@ -168,7 +213,18 @@ export class LazyRecalc {
       }
       for (const [k, si, addr] of sharedDeps) {
         const master = masters.get(si);
-        if (master) formulas.set(k, slideFormula(master.formula, master.ref, addr));
+        if (!master) {
+          odd.set(k, `a shared formula (si="${si}") with no master cell`);
+          formulas.set(k, "");
+          continue;
+        }
+        try {
+          formulas.set(k, slideFormula(master.formula, master.ref, addr));
+        } catch (e) {
+          // a member the master's references cannot slide to (off the sheet)
+          odd.set(k, `a shared formula that cannot be moved to ${addr}: ${(e as Error).message}`);
+          formulas.set(k, "");
+        }
       }
       const index = new FormulaIndex();
       const formulaList = [...formulas.keys()].map((k): [number, number] => [Math.floor(k / 32768), k % 32768]);
@@ -183,6 +239,7 @@ export class LazyRecalc {
         formulaList,
         index,
         arrays,
+        odd,
       };
       this.models.set(name, m);
     }

@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { InfraError } from "@benchmax/core";
-import { refuseExternalRefs } from "./external-refs.js";
+import { sealAsync } from "./compare-pool.js";
 import {
   JAIL_SETUP_FAILED,
   jailCommand,
@@ -44,6 +44,15 @@ export function findSoffice(): string | null {
     }
   }
   return found;
+}
+
+/** A model-written file with its external references refused; a file the check cannot finish is the model's failure. */
+async function sealOutput(xlsx: Buffer): Promise<Buffer> {
+  try {
+    return await sealAsync(xlsx);
+  } catch (e) {
+    throw new OutputRecalcError(`the workbook could not be checked for external references: ${(e as Error).message}`);
+  }
 }
 
 /** Who wrote a file: the dataset (`gold`) or the model (`output`). The two never share a LibreOffice batch. */
@@ -171,8 +180,9 @@ export class LibreOfficeRecalc {
    * Open and re-save an xlsx through LibreOffice so its formulas get cached values. `kind` says who wrote it: a
    * model-written output has its external references refused first, and never shares a batch with a gold.
    */
-  recalc(xlsx: Buffer, kind: RecalcKind = "output"): Promise<Buffer> {
-    const input = kind === "output" ? refuseExternalRefs(xlsx).xlsx : xlsx;
+  async recalc(xlsx: Buffer, kind: RecalcKind = "output"): Promise<Buffer> {
+    // the model's XML is scanned on a worker thread (compare-pool.ts), never on the event loop
+    const input = kind === "output" ? await sealOutput(xlsx) : xlsx;
     return new Promise((resolve, reject) => {
       this.pending.push({ xlsx: input, kind, resolve, reject });
       if (this.pending.filter((p) => p.kind === kind).length >= this.batchSize || this.windowMs === 0) this.pump();

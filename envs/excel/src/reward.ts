@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
 import { DatasetError, EnvError, type ScoreCase, type ScoreContext, type ScoreResult, Workspace } from "@benchmax/core";
-import { type CellMismatch, type CompareResult, compareWorkbooks } from "./compare.js";
+import type { CellMismatch, CompareResult } from "./compare.js";
 import { compareAsync, readShared, WorkerTimeoutError } from "./compare-pool.js";
 import type { ExcelTask } from "./dataset.js";
 import { findSoffice, type LibreOfficeRecalc, OutputRecalcError } from "./libreoffice.js";
@@ -128,7 +128,14 @@ async function judge(
       if (e instanceof OutputRecalcError) return { case: n, pass: false, message: e.message, mismatches: [] };
       throw e;
     }
-    r = compareWorkbooks(g, o, answerPosition, { recalcGold: !goldToo });
+    // LibreOffice's re-save of the model's file is still the model's XML: read on a worker, not on the event loop
+    try {
+      r = await compareAsync(g, o, answerPosition, { recalcGold: !goldToo });
+    } catch (e) {
+      if (e instanceof WorkerTimeoutError)
+        return { case: n, pass: false, message: `scored 0: ${e.message}`, mismatches: [] };
+      throw e;
+    }
     if (r.goldError) throw new DatasetError(r.goldError, goldPath);
     if (r.unscorable) throw new EnvError(`cannot score this case: ${r.unscorable}`);
   }

@@ -8,6 +8,7 @@ import { columnIndex } from "./column-letters.js";
 import type { TableArea } from "./formula/evaluate.js";
 import { castNumber, fromExcel, fromISO8601, type PyValue } from "./py-values.js";
 import { PyError, pyIntFromString } from "./python.js";
+import { elements, firstElement, scanAttrs, startTags, XmlScanner } from "./xml-scan.js";
 import { ZipReader } from "./zip.js";
 
 /** The file cannot be read as openpyxl would read it (openpyxl's `load_workbook` would raise). */
@@ -40,13 +41,9 @@ export function decodeXml(s: string): string {
   });
 }
 
-const ATTR = /([A-Za-z_][\w.:-]*)\s*=\s*(?:"([^"]*)"|'([^']*)')/g;
-
+/** The `name="value"` attributes of a start tag's text, decoded (one pass: xml-scan.ts). */
 export function parseAttrs(s: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  ATTR.lastIndex = 0;
-  for (let m = ATTR.exec(s); m; m = ATTR.exec(s)) out[m[1]!] = decodeXml(m[2] ?? m[3] ?? "");
-  return out;
+  return scanAttrs(s, decodeXml);
 }
 
 /** An attribute by local name, whatever its namespace prefix (`r:id`, `id`). */
@@ -56,16 +53,12 @@ function attrLocal(attrs: Record<string, string>, local: string): string | undef
   return undefined;
 }
 
-function tagRe(name: string, flags = "g"): RegExp {
-  return new RegExp(`<(?:[A-Za-z_][\\w.-]*:)?${name}\\b([^>]*?)(/?)>`, flags);
-}
+const T_OR_RPH = new Set(["t", "rPh"]);
 
 /** The text of every `<t>` of a string item (`<si>` / `<is>`), skipping phonetic runs — openpyxl `Text.content`. */
 function textContent(xml: string): string {
-  const noPhonetic = xml.replace(/<(?:[\w.-]+:)?rPh\b[\s\S]*?<\/(?:[\w.-]+:)?rPh>/g, "");
   let out = "";
-  const re = /<(?:[\w.-]+:)?t\b[^>]*?(?:\/>|>([\s\S]*?)<\/(?:[\w.-]+:)?t>)/g;
-  for (let m = re.exec(noPhonetic); m; m = re.exec(noPhonetic)) out += decodeXml(m[1] ?? "");
+  for (const el of elements(xml, T_OR_RPH)) if (el.tag.local === "t") out += decodeXml(el.inner);
   return out;
 }
 
@@ -91,9 +84,8 @@ function readRels(zip: ZipReader, part: string): Map<string, Rel> {
   const out = new Map<string, Rel>();
   if (!zip.has(relsPath)) return out;
   const xml = zip.readText(relsPath);
-  const re = tagRe("Relationship");
-  for (let m = re.exec(xml); m; m = re.exec(xml)) {
-    const a = parseAttrs(m[1]!);
+  for (const tag of startTags(xml, "Relationship")) {
+    const a = parseAttrs(tag.attrs);
     if (a.Id && a.Target !== undefined) {
       out.set(a.Id, {
         target: a.TargetMode === "External" ? a.Target : resolveTarget(part, a.Target),
@@ -145,13 +137,43 @@ const BUILTIN_FORMATS: Record<number, string> = {
   49: "@",
 };
 
-const STRIP_RE = /".*?"|\[(?!hh?\]|mm?\]|ss?\])[^\]]*\]/g;
+/**
+ * openpyxl's `STRIP_RE.sub("", fmt)` with `STRIP_RE = '".*?"|\\[(?!hh?\\]|mm?\\]|ss?\\])[^\\]]*\\]'` (quoted text and
+ * bracketed codes but elapsed-time ones removed), in one pass: the regex restarts at every `[` of a code that never
+ * closes one, quadratic in a model-written format code.
+ */
+function stripFormat(fmt: string): string {
+  let out = "";
+  let noBracket = false;
+  let nl = -2; // the next line end after the position looked at (-1: none)
+  for (let i = 0; i < fmt.length; ) {
+    const c = fmt[i]!;
+    if (c === '"') {
+      const q = fmt.indexOf('"', i + 1);
+      if (nl !== -1 && nl <= i) nl = fmt.indexOf("\n", i + 1); // `.` does not cross a line end
+      if (q >= 0 && (nl < 0 || nl > q)) {
+        i = q + 1;
+        continue;
+      }
+    } else if (c === "[" && !noBracket && !/^\[(?:hh?|mm?|ss?)\]/.test(fmt.slice(i, i + 4))) {
+      const q = fmt.indexOf("]", i + 1);
+      if (q >= 0) {
+        i = q + 1;
+        continue;
+      }
+      noBracket = true;
+    }
+    out += c;
+    i++;
+  }
+  return out;
+}
 const TIMEDELTA_RE = /\[hh?\](:mm(:ss(\.0*)?)?)?|\[mm?\](:ss(\.0*)?)?|\[ss?\](\.0*)?/i;
 
 /** openpyxl `is_date_format`. */
 export function isDateFormat(fmt: string | undefined): boolean {
   if (fmt === undefined) return false;
-  const first = fmt.split(";")[0]!.replace(STRIP_RE, "");
+  const first = stripFormat(fmt.split(";")[0]!);
   return /(?<![_\\])[dmhysDMHYS]/.test(first);
 }
 
@@ -172,23 +194,28 @@ function readStyles(xml: string | undefined): Styles {
   const timedelta = new Set<number>();
   if (xml === undefined) return { count: 1, date, timedelta };
   const custom = new Map<number, string>();
-  const nf = tagRe("numFmt");
-  for (let m = nf.exec(xml); m; m = nf.exec(xml)) {
-    const a = parseAttrs(m[1]!);
+  for (const tag of startTags(xml, "numFmt")) {
+    const a = parseAttrs(tag.attrs);
     if (a.numFmtId !== undefined) custom.set(Number.parseInt(a.numFmtId, 10), a.formatCode ?? "");
   }
-  const start = xml.search(/<(?:[\w.-]+:)?cellXfs\b/);
+  const scan = new XmlScanner(xml);
+  const start = scan.next("cellXfs");
   let count = 0;
-  if (start >= 0) {
-    const endRel = xml.slice(start).search(/<\/(?:[\w.-]+:)?cellXfs>/);
-    const section = endRel >= 0 ? xml.slice(start, start + endRel) : xml.slice(start);
-    const xf = tagRe("xf");
-    for (let m = xf.exec(section); m; m = xf.exec(section)) {
-      const a = parseAttrs(m[1]!);
+  if (start) {
+    const end = start.selfClosing ? start.end : (scan.element(start)?.end ?? xml.length);
+    // one verdict per format id: a model's styles may repeat one long format code in many cell formats
+    const kinds = new Map<number, { date: boolean; timedelta: boolean }>();
+    for (const tag of startTags(xml, "xf", start.end, end)) {
+      const a = parseAttrs(tag.attrs);
       const id = a.numFmtId !== undefined ? Number.parseInt(a.numFmtId, 10) : 0;
-      const fmt = custom.has(id) ? custom.get(id) : BUILTIN_FORMATS[id];
-      if (isDateFormat(fmt)) date.add(count);
-      if (isTimedeltaFormat(fmt)) timedelta.add(count);
+      let k = kinds.get(id);
+      if (!k) {
+        const fmt = custom.has(id) ? custom.get(id) : BUILTIN_FORMATS[id];
+        k = { date: isDateFormat(fmt), timedelta: isTimedeltaFormat(fmt) };
+        kinds.set(id, k);
+      }
+      if (k.date) date.add(count);
+      if (k.timedelta) timedelta.add(count);
       count++;
     }
   }
@@ -204,6 +231,7 @@ interface SheetEntry {
 }
 
 const COORD = /^([A-Z]{1,3})(\d+)$/;
+const SHEET_TAGS = new Set(["row", "c", "mergeCell"]);
 
 /** One cell as found in the sheet XML. */
 export interface RawCell {
@@ -242,13 +270,12 @@ export class XlsxValues {
     const wb = this.zip.readText(wbPart);
     this.wbPart = wbPart;
     this.wbRels = readRels(this.zip, wbPart);
-    const pr = tagRe("workbookPr", "").exec(wb);
-    const d1904 = pr ? parseAttrs(pr[1]!).date1904 : undefined;
+    const pr = startTags(wb, "workbookPr").next().value;
+    const d1904 = pr ? parseAttrs(pr.attrs).date1904 : undefined;
     this.epoch1904 = d1904 === "1" || d1904 === "true";
     const names: string[] = [];
-    const re = tagRe("sheet");
-    for (let m = re.exec(wb); m; m = re.exec(wb)) {
-      const a = parseAttrs(m[1]!);
+    for (const tag of startTags(wb, "sheet")) {
+      const a = parseAttrs(tag.attrs);
       const id = attrLocal(a, "id");
       if (!id || a.name === undefined) continue; // openpyxl drops sheets without an id
       const rel = this.wbRels.get(id);
@@ -268,14 +295,13 @@ export class XlsxValues {
       for (const rel of readRels(this.zip, entry.part).values()) {
         if (!rel.type.endsWith("/table") || !this.zip.has(rel.target)) continue;
         const xml = this.zip.readText(rel.target);
-        const t = tagRe("table", "").exec(xml);
+        const t = startTags(xml, "table").next().value;
         if (!t) continue;
-        const a = parseAttrs(t[1]!);
+        const a = parseAttrs(t.attrs);
         const m = /^([A-Z]+)(\d+):([A-Z]+)(\d+)$/.exec(a.ref ?? "");
         if (!a.name || !m) continue;
         const columns: string[] = [];
-        const re = tagRe("tableColumn");
-        for (let c = re.exec(xml); c; c = re.exec(xml)) columns.push(parseAttrs(c[1]!).name ?? "");
+        for (const c of startTags(xml, "tableColumn")) columns.push(parseAttrs(c.attrs).name ?? "");
         out.push({
           name: a.displayName ?? a.name,
           sheet: entry.name,
@@ -297,18 +323,17 @@ export class XlsxValues {
     const out: Array<{ name: string; sheet?: string; text: string }> = [];
     const wbPart = this.wbPart;
     const xml = this.zip.readText(wbPart);
-    const re = /<(?:[\w.-]+:)?definedName\b([^>]*)>([\s\S]*?)<\/(?:[\w.-]+:)?definedName>/g;
-    const all = tagRe("sheet");
     const order: string[] = [];
-    for (let m = all.exec(xml); m; m = all.exec(xml)) {
-      const a = parseAttrs(m[1]!);
+    for (const tag of startTags(xml, "sheet")) {
+      const a = parseAttrs(tag.attrs);
       if (a.name !== undefined) order.push(a.name);
     }
-    for (let m = re.exec(xml); m; m = re.exec(xml)) {
-      const a = parseAttrs(m[1]!);
+    for (const el of elements(xml, "definedName")) {
+      if (el.tag.selfClosing) continue;
+      const a = parseAttrs(el.tag.attrs);
       if (!a.name) continue;
       const local = a.localSheetId !== undefined ? order[Number(a.localSheetId)] : undefined;
-      out.push({ name: a.name, sheet: local, text: decodeXml(m[2]!) });
+      out.push({ name: a.name, sheet: local, text: decodeXml(el.inner) });
     }
     return out;
   }
@@ -363,8 +388,7 @@ export class XlsxValues {
       const out: string[] = [];
       if (part) {
         const xml = this.zip.readText(part);
-        const re = /<(?:[\w.-]+:)?si\b[^>]*?(?:\/>|>([\s\S]*?)<\/(?:[\w.-]+:)?si>)/g;
-        for (let m = re.exec(xml); m; m = re.exec(xml)) out.push(textContent(m[1] ?? "").replaceAll("x005F_", ""));
+        for (const el of elements(xml, "si")) out.push(textContent(el.inner).replaceAll("x005F_", ""));
       }
       this.shared = out;
     }
@@ -434,13 +458,13 @@ export class XlsxValues {
     onCell: (a: Record<string, string>, inner: string, row: number, col: number) => void,
   ): void {
     const xml = this.zip.readText(part);
-    const re = /<(?:[A-Za-z_][\w.-]*:)?(row|c|mergeCell)\b([^>]*)>/g;
+    const scan = new XmlScanner(xml);
     let rowCounter = 0;
     let colCounter = 0;
-    for (let m = re.exec(xml); m; m = re.exec(xml)) {
-      const tag = m[1]!;
+    for (let t = scan.next(SHEET_TAGS); t; t = scan.next(SHEET_TAGS)) {
+      const tag = t.local;
       if (tag === "row") {
-        const r = parseAttrs(m[2]!).r;
+        const r = parseAttrs(t.attrs).r;
         if (r !== undefined) {
           const n = Number(r);
           if (!Number.isInteger(n)) throw new XlsxReadError(`${r} is not a valid row number`);
@@ -450,20 +474,14 @@ export class XlsxValues {
         continue;
       }
       if (tag === "mergeCell") {
-        const ref = parseAttrs(m[2]!).ref;
+        const ref = parseAttrs(t.attrs).ref;
         if (ref) onMerge(ref);
         continue;
       }
-      let inner = "";
-      if (!m[2]!.endsWith("/")) {
-        const prefix = /^<([\w.-]+:)?/.exec(m[0])?.[1] ?? "";
-        const close = `</${prefix}c>`;
-        const end = xml.indexOf(close, re.lastIndex);
-        if (end < 0) throw new XlsxReadError(`unterminated <c> element in ${part}`);
-        inner = xml.slice(re.lastIndex, end);
-        re.lastIndex = end + close.length;
-      }
-      const a = parseAttrs(m[2]!);
+      const el = scan.element(t);
+      if (!el) throw new XlsxReadError(`unterminated <c> element in ${part}`);
+      const inner = el.inner;
+      const a = parseAttrs(t.attrs);
       let row = rowCounter;
       let col = colCounter + 1;
       if (a.r) {
@@ -488,11 +506,11 @@ export class XlsxValues {
   ): { kind: "value"; value: number | string | boolean | null } | { kind: "error"; code: string } {
     const t = raw.a.t ?? "n";
     if (t === "inlineStr") {
-      const is = /<(?:[\w.-]+:)?is\b[^>]*?(?:\/>|>([\s\S]*?)<\/(?:[\w.-]+:)?is>)/.exec(raw.inner);
-      return { kind: "value", value: is ? textContent(is[1] ?? "") : null };
+      const is = firstElement(raw.inner, "is");
+      return { kind: "value", value: is ? textContent(is.inner) : null };
     }
-    const vm = /<(?:[\w.-]+:)?v\b[^>]*?(?:\/>|>([\s\S]*?)<\/(?:[\w.-]+:)?v>)/.exec(raw.inner);
-    const text = vm?.[1] ? decodeXml(vm[1]) : "";
+    const vm = firstElement(raw.inner, "v");
+    const text = vm?.inner ? decodeXml(vm.inner) : "";
     if (text === "") return { kind: "value", value: null };
     switch (t) {
       case "n":
@@ -540,11 +558,11 @@ export class XlsxValues {
       throw new XlsxReadError(`cell ${a.r ?? "?"} in ${part} uses style ${a.s}, which does not exist`);
     }
     if (t === "inlineStr") {
-      const is = /<(?:[\w.-]+:)?is\b[^>]*?(?:\/>|>([\s\S]*?)<\/(?:[\w.-]+:)?is>)/.exec(inner);
-      return is ? textContent(is[1] ?? "") : null;
+      const is = firstElement(inner, "is");
+      return is ? textContent(is.inner) : null;
     }
-    const vm = /<(?:[\w.-]+:)?v\b[^>]*?(?:\/>|>([\s\S]*?)<\/(?:[\w.-]+:)?v>)/.exec(inner);
-    const raw = vm?.[1] ? decodeXml(vm[1]) : "";
+    const vm = firstElement(inner, "v");
+    const raw = vm?.inner ? decodeXml(vm.inner) : "";
     if (raw === "") return null;
     try {
       switch (t) {
