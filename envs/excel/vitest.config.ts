@@ -6,6 +6,7 @@ export default benchmaxVitest({
   // their quick cross-checks (recorded LibreOffice values, openpyxl through python3) stay fast.
   slow: [
     "src/libreoffice-seal.test.ts", // LibreOffice sealed in the jail: no network, no host files
+    "src/odd-formulas-lo.test.ts", // the odd-formula fixture re-checked against a live LibreOffice
     "src/run-code.test.ts", // run_code in the jail (namespaces via unshare)
     "src/run-python.test.ts", // run_python: python3 in the jail
     "src/sandbox/isolation.test.ts", // jailed interpreter processes: escapes, limits, kills
