@@ -156,42 +156,34 @@ class BenchmaxEnv:
 
     # -- an episode -------------------------------------------------------------------------------------------
     def reset(
-        self,
-        task_id: Optional[str] = None,
-        task: Optional[Dict[str, Any]] = None,
-        trainer_step: Optional[int] = None,
-        group_id: Optional[str] = None,
-        **_ignored: Any,
+        self, task_id: Optional[str] = None, task: Optional[Dict[str, Any]] = None,
+        trainer_step: Optional[int] = None, group_id: Optional[str] = None, **_ignored: Any,
     ) -> Dict[str, Any]:
         """Start an episode on the server's task `task_id` (or an inline `task`, or the server's next task):
         `{episode_id, task_id, messages, tools}`. `trainer_step` (SkyRL's global step, the cookbook's batch index)
         and `group_id` tag it in a `serve --record` recording. Other keyword arguments (a dataset row's fields) are
         ignored."""
         self.release()
-        self.rollout, obs = self.client.reset(task_id, task, trainer_step=trainer_step, group_id=group_id)
-        self.messages = [dict(m) for m in obs.get("messages") or []]
-        self.done = False
-        self.final = None
+        rollout, obs = self.client.reset(task_id, task, trainer_step=trainer_step, group_id=group_id)
+        self._begin(rollout, obs.get("messages") or [])
         if obs.get("tools") is not None and self._tools is None:
             self._tools = list(obs["tools"])
         return obs
 
     def start(
-        self,
-        task_id: Optional[str] = None,
-        task: Optional[Dict[str, Any]] = None,
-        max_turns: Optional[int] = None,
-        trainer_step: Optional[int] = None,
-        group_id: Optional[str] = None,
+        self, task_id: Optional[str] = None, task: Optional[Dict[str, Any]] = None, max_turns: Optional[int] = None, **tags: Any
     ) -> Rollout:
         """Start an episode without its first messages (the trainer has the prompt): the rollout API's create, which
-        also takes a server-enforced turn limit; `trainer_step` / `group_id` tag it as in `reset`."""
+        also takes a server-enforced turn limit; `tags`: `trainer_step` / `group_id`, as in `reset`."""
         self.release()
-        self.rollout = self.client.create_rollout(task_id, task, max_turns, trainer_step=trainer_step, group_id=group_id)
-        self.messages = []
+        return self._begin(self.client.create_rollout(task_id, task, max_turns, **tags), [])
+
+    def _begin(self, rollout: Rollout, messages: Sequence[Dict[str, Any]]) -> Rollout:
+        self.rollout = rollout
+        self.messages = [dict(m) for m in messages]
         self.done = False
         self.final = None
-        return self.rollout
+        return rollout
 
     def _live(self) -> Rollout:
         if self.rollout is None:
@@ -252,10 +244,7 @@ class BenchmaxEnv:
         """Free the live episode on the server (a finished one is freed already)."""
         if self.rollout is not None and not self.done:
             self.done = True
-            try:
-                self.client.release(self.rollout)
-            except Exception:
-                pass  # best effort: the server expires idle episodes
+            self.client.release_quietly(self.rollout)
 
     def close(self) -> None:
         self.release()

@@ -298,8 +298,10 @@ class _Connection:
 
 
 
-def _tag(body: Dict[str, Any], trainer_step: Optional[int], group_id: Optional[str]) -> None:
-    """Put the trainer step and group id under the request's `metadata` (what `serve --record` reads)."""
+def _new_body(fields: Dict[str, Any], trainer_step: Optional[int] = None, group_id: Optional[str] = None) -> Dict[str, Any]:
+    """A create's body: `fields` that are set, and the trainer step and group id under `metadata` (what
+    `serve --record` reads)."""
+    body = {k: v for k, v in fields.items() if v is not None}
     meta: Dict[str, Any] = {}
     if trainer_step is not None:
         if isinstance(trainer_step, bool) or not isinstance(trainer_step, (int, float)):
@@ -309,6 +311,8 @@ def _tag(body: Dict[str, Any], trainer_step: Optional[int], group_id: Optional[s
         meta["group_id"] = str(group_id)
     if meta:
         body["metadata"] = meta
+    return body
+
 
 class BenchmaxClient:
     """Talks to one or more env servers (a fleet): new rollouts go to a live endpoint, later calls stay on it.
@@ -410,52 +414,82 @@ class BenchmaxClient:
 
     def alive(self, endpoint: str, timeout_s: float = 2.0) -> bool:
         """Whether the endpoint's /health answers at all (healthy or draining) within `timeout_s`."""
-        c = _Connection(endpoint, timeout_s, timeout_s)
         try:
-            status, _, _ = c.request("GET", "/health", None, {"accept": "application/json"})
-            return status < 500 or status == 503
+            status = self._request(endpoint, "GET", "/health", probe_s=timeout_s)[0]
         except Exception:
             return False
-        finally:
-            c.close()
+        return status < 500 or status == 503
 
     def request(
-        self,
-        endpoint: str,
-        method: str,
-        path: str,
-        body: Any = None,
-        headers: Optional[Dict[str, str]] = None,
-        idempotent: bool = True,
-    ):
-        """(status, json body, instance id). Retries transient failures; raises BenchmaxInfraError after them."""
-        status, parsed, h = self._send(endpoint, method, path, body, headers, idempotent)
-        return status, parsed, h.get("x-benchmax-instance") if h is not None else None
+        self, endpoint: str, method: str, path: str, body: Any = None, headers: Optional[Dict[str, str]] = None, idempotent: bool = True
+    ) -> Tuple[int, Any, Optional[str]]:
+        """A request of the caller's own on `_request`'s path: (status, json body, instance id). Retries transient
+        failures; raises BenchmaxInfraError after them."""
+        return self._request(endpoint, method, path, body, headers=headers, idempotent=idempotent)
 
-    def _send(
+    def _request(
         self,
         endpoint: str,
         method: str,
         path: str,
         body: Any = None,
+        *,
         headers: Optional[Dict[str, str]] = None,
+        rollout: Optional[Rollout] = None,
+        what: Optional[str] = None,
         idempotent: bool = True,
         fail_fast: bool = False,
-        probe: bool = False,
-    ):
-        """(status, json body, response headers). `fail_fast`: a refused or broken connection, a hang, or a draining
-        server raises `_Lost` at once (the caller moves elsewhere) instead of being retried here."""
+        watch: bool = False,
+        probe_s: Optional[float] = None,
+    ) -> Tuple[int, Any, Optional[str]]:
+        """The one request path: every request the client makes (creates, calls on a rollout, releases, metadata,
+        tasks, group rewards, /health probes) is made here. (status, JSON body, the server's instance id).
+
+        It sends the token (and `rollout`'s token) and JSON, keeps connections alive, and retries transient failures
+        (HTTP 429/502/503/504, a refused or dropped connection; a request that may have reached the server only when
+        `idempotent`), then raises BenchmaxInfraError. An endpoint that refuses or hangs is marked gone, one that
+        drains gets no new rollouts. With `what` (what the request does, for messages) the answer is checked:
+        `rollout` no longer held by its server (HTTP 404, or another instance id than at its creation) is lost;
+        HTTP 401/403 raise BenchmaxInfraError, any other failure status BenchmaxEnvError.
+
+        `fail_fast`: a call on `rollout` whose endpoint is taken for gone, a refused or broken connection, a hang, a
+        draining server, spent retries, or a lost rollout raise `_Lost` at once (the caller moves elsewhere).
+        `watch`: an answer `hang_after_s` late probes the server's /health, and a silent one is a hang.
+        `probe_s`: the /health probe itself: one attempt on a fresh connection with that timeout, no token, nothing
+        marked or counted."""
         h = {"accept": "application/json"}
-        if self.token:
+        if self.token and probe_s is None:
             h["authorization"] = "Bearer " + self.token
+        if rollout is not None:
+            h["x-rollout-token"] = rollout.token
         if headers:
             h.update(headers)
         payload = None
         if body is not None:
             payload = json.dumps(body).encode("utf-8")
             h["content-type"] = "application/json"
+        if probe_s is not None:
+            conn = _Connection(endpoint, probe_s, probe_s)
+            try:
+                status, data, rh = conn.request(method, path, payload, h)
+            finally:
+                conn.close()
+            return status, _decode(data), _instance(rh)
+        if fail_fast and rollout is not None and self._is_dead(endpoint):
+            raise _Lost("%s is gone (%s)" % (endpoint, self.health.why.get(endpoint, "")))
+        status, parsed, rh = self._attempts(endpoint, method, path, payload, h, idempotent, fail_fast, watch)
+        instance = _instance(rh)
+        if what is not None:
+            self._verdict(endpoint, status, parsed, instance, what, rollout, fail_fast)
+        return status, parsed, instance
+
+    def _attempts(
+        self, endpoint: str, method: str, path: str, payload: Optional[bytes], h: Dict[str, str],
+        idempotent: bool, fail_fast: bool, watch: bool,
+    ):
+        """`_request`'s sending, with its retries: (status, body, response headers)."""
         last = ""
-        alive = _Probe(self, endpoint) if probe and self.hang_after_s > 0 else None
+        alive = _Probe(self, endpoint) if watch and self.hang_after_s > 0 else None
         for attempt in range(self.retries + 1):
             if attempt:
                 self.stats["retries"] += 1
@@ -480,10 +514,7 @@ class BenchmaxClient:
                 if idempotent or isinstance(e, (http.client.RemoteDisconnected, BrokenPipeError)):
                     continue
                 break
-            try:
-                parsed = json.loads(data.decode("utf-8")) if data else None
-            except ValueError:
-                parsed = data.decode("utf-8", "replace")
+            parsed = _decode(data)
             if _draining(status, parsed, rh):
                 # no new rollouts there; its live rollouts stay until it goes away (then they migrate)
                 self._mark_down(endpoint)
@@ -497,13 +528,25 @@ class BenchmaxClient:
                 continue
             return status, parsed, rh
         self.stats["infra_errors"] += 1
-        raise BenchmaxInfraError(
-            "env server %s failed on %s %s after %d attempt(s): %s" % (endpoint, method, path, attempt + 1, last)
-        )
+        why = "env server %s failed on %s %s after %d attempt(s): %s" % (endpoint, method, path, attempt + 1, last)
+        raise _Lost(why) if fail_fast else BenchmaxInfraError(why)
 
-    def _check(self, status: int, body: Any, what: str, endpoint: str) -> Any:
+    def _verdict(
+        self, endpoint: str, status: int, body: Any, instance: Optional[str],
+        what: str, rollout: Optional[Rollout], fail_fast: bool,
+    ) -> None:
+        """`_request`'s check of an answer (see there)."""
+        if rollout is not None:
+            known = self._instances.get(rollout.rollout_id)
+            if status == 404 or (known and instance and instance != known):
+                why = "env server %s lost rollout %s (restarted or expired): %s" % (
+                    endpoint, rollout.rollout_id, _message(body))
+                if fail_fast:
+                    raise _Lost(why)
+                self.stats["infra_errors"] += 1
+                raise BenchmaxInfraError(why)
         if 200 <= status < 300:
-            return body
+            return
         msg = "%s: %s failed (HTTP %d): %s" % (endpoint, what, status, _message(body))
         if status in (401, 403):
             self.stats["infra_errors"] += 1
@@ -518,14 +561,9 @@ class BenchmaxClient:
         order = self._order()
         for ep in [e for e in order if not self._is_dead(e)] or order:
             try:
-                status, res, _ = self._send(ep, method, path, body, fail_fast=True, probe=True)
-            except (BenchmaxInfraError, _Lost) as e:
+                return self._request(ep, method, path, body, what=what, fail_fast=True, watch=True)[1]
+            except _Lost as e:
                 errors.append(str(e))
-                continue
-            if status == 503 and not _draining(status, res, None):
-                errors.append("%s: HTTP 503: %s" % (ep, _message(res)))
-                continue
-            return self._check(status, res, what, ep)
         raise BenchmaxInfraError("no env server answered %s: %s" % (what, "; ".join(errors)))
 
     def metadata(self) -> Dict[str, Any]:
@@ -545,43 +583,28 @@ class BenchmaxClient:
         `trainer_step` (SkyRL's global step, the cookbook's batch index) and `group_id` tag the rollout in a
         `serve --record` recording (its reward curve by step).
         """
-        body: Dict[str, Any] = {}
-        if task_id is not None:
-            body["taskId"] = task_id
-        if task is not None:
-            body["task"] = task
-        if max_turns is not None:
-            body["maxTurns"] = int(max_turns)
-        _tag(body, trainer_step, group_id)
-        ep, res, instance = self._create("/v1/rollouts", body, "creating a rollout")
-        r = _rollout(ep, res, task_id or "")
-        r.log = RolloutLog("/v1/rollouts", body)
-        self._remember(r, instance)
-        return r
+        maxt = int(max_turns) if max_turns is not None else None
+        body = _new_body({"taskId": task_id, "task": task, "maxTurns": maxt}, trainer_step, group_id)
+        return self._open("/v1/rollouts", body, "creating a rollout", task_id)[0]
 
     def reset(
-        self,
-        task_id: Optional[str] = None,
-        task: Optional[Dict[str, Any]] = None,
-        trainer_step: Optional[int] = None,
-        group_id: Optional[str] = None,
+        self, task_id: Optional[str] = None, task: Optional[Dict[str, Any]] = None, **tags: Any
     ) -> Tuple[Rollout, Dict[str, Any]]:
         """OpenEnv `POST /reset` on the next live endpoint: (the rollout, its observation `{episode_id, task_id,
         messages, tools}`: the first messages with the env's system prompt and tools section, and the task).
-        `trainer_step` / `group_id` tag it as in `create_rollout`."""
-        body: Dict[str, Any] = {}
-        if task_id is not None:
-            body["task_id"] = task_id
-        if task is not None:
-            body["task"] = task
-        _tag(body, trainer_step, group_id)
-        ep, res, instance = self._create("/reset", body, "POST /reset")
-        obs = res["observation"]
-        system = next((m.get("content") for m in obs.get("messages") or [] if m.get("role") == "system"), "")
-        r = Rollout(ep, obs["episode_id"], obs["rollout_token"], obs.get("task_id") or task_id or "", system or "")
-        r.log = RolloutLog("/reset", body)
+        `tags`: `trainer_step` / `group_id`, as in `create_rollout`."""
+        body = _new_body({"task_id": task_id, "task": task}, **tags)
+        r, res = self._open("/reset", body, "POST /reset", task_id)
+        return r, res["observation"]
+
+    def _open(self, path: str, body: Dict[str, Any], what: str, task_id: Optional[str]) -> Tuple[Rollout, Any]:
+        """Create a rollout (`path`: /v1/rollouts, or OpenEnv's /reset) on the next live endpoint, with its log and
+        its server's instance id: (the rollout, the server's answer)."""
+        ep, res, instance = self._create(path, body, what)
+        r = _opened(path, ep, res, task_id)
+        r.log = RolloutLog(path, body)
         self._remember(r, instance)
-        return r, obs
+        return r, res
 
     def _remember(self, r: Rollout, instance: Optional[str]) -> None:
         if instance:
@@ -616,7 +639,7 @@ class BenchmaxClient:
                 self._mark_down(ep, True, "/health silent")
                 return False
             for rid, token in self.health.clear(ep):
-                self._release_quietly(Rollout(ep, rid, token, ""))
+                self.release_quietly(Rollout(ep, rid, token, ""))
             return True
         finally:
             self.health.unclaim(ep)
@@ -637,12 +660,12 @@ class BenchmaxClient:
                 errors.append("%s: gone moments ago (%s)" % (ep, self.health.why.get(ep, "")))
                 continue
             try:
-                status, res, rh = self._send(ep, "POST", path, body, idempotent=False, fail_fast=True, probe=True)
-            except (BenchmaxInfraError, _Lost) as e:
+                _, res, instance = self._request(
+                    ep, "POST", path, body, what=what, idempotent=False, fail_fast=True, watch=True)
+            except _Lost as e:
                 errors.append(str(e))
                 continue
-            res = self._check(status, res, what, ep)
-            return ep, res, rh.get("x-benchmax-instance") if rh is not None else None
+            return ep, res, instance
         raise _NoServer(none + ": " + "; ".join(errors))
 
     def _create(self, path: str, body: Dict[str, Any], what: str, avoid: Optional[str] = None):
@@ -670,27 +693,12 @@ class BenchmaxClient:
     # -- calls on a rollout, and its migration ------------------------------------------------------------
     def _on_once(self, r: Rollout, action: str, body: Any, idempotent: bool) -> Any:
         """One call on the rollout's current server. `_Lost` when that server is gone for it."""
-        path = "/v1/rollouts/%s/%s" % (quote(r.rollout_id, safe=""), action)
         fail_fast = self.migrate and r.log is not None
-        if fail_fast and self._is_dead(r.endpoint):
-            raise _Lost("%s is gone (%s)" % (r.endpoint, self.health.why.get(r.endpoint, "")))
-        try:
-            status, res, rh = self._send(
-                r.endpoint, "POST", path, body, {"x-rollout-token": r.token}, idempotent, fail_fast, probe=fail_fast
-            )
-        except BenchmaxInfraError as e:
-            if fail_fast:
-                raise _Lost(str(e))
-            raise
-        instance = rh.get("x-benchmax-instance") if rh is not None else None
-        known = self._instances.get(r.rollout_id)
-        if status == 404 or (known and instance and instance != known):
-            why = "env server %s lost rollout %s (restarted or expired): %s" % (r.endpoint, r.rollout_id, _message(res))
-            if fail_fast:
-                raise _Lost(why)
-            self.stats["infra_errors"] += 1
-            raise BenchmaxInfraError(why)
-        return self._check(status, res, "%s on rollout %s" % (action, r.rollout_id), r.endpoint)
+        what = "%s on rollout %s" % (action, r.rollout_id)
+        path = _on_path(r, action)
+        return self._request(
+            r.endpoint, "POST", path, body, rollout=r, what=what, idempotent=idempotent, fail_fast=fail_fast, watch=fail_fast
+        )[1]
 
     def _on(self, r: Rollout, action: str, body: Any, idempotent: bool, logged: bool = False) -> Any:
         """A call on a rollout; if its server is lost, the rollout migrates and the call is made there. `logged`:
@@ -704,7 +712,7 @@ class BenchmaxClient:
                 moves += 1
                 if moves > len(self.endpoints) + 1:
                     self.stats["lost_rollouts"] += 1
-                    self._release_quietly(r)
+                    self.release_quietly(r)
                     raise BenchmaxRolloutLost("rollout %s: its servers kept failing: %s" % (r.rollout_id, e))
                 self._migrate(r, str(e))
         if logged and r.log is not None and not (isinstance(res, dict) and res.get("done")):
@@ -723,11 +731,7 @@ class BenchmaxClient:
                 ep, res, instance = self._create(log.path, log.body, "migrating rollout %s" % r.rollout_id, lost_on)
             except BenchmaxRolloutLost as e:
                 raise BenchmaxRolloutLost("%s (lost: %s)" % (e, "; ".join(errors[-3:])))
-            if log.path == "/reset":
-                obs = res["observation"]
-                fresh = Rollout(ep, obs["episode_id"], obs["rollout_token"], r.task_id, r.system_prompt)
-            else:
-                fresh = _rollout(ep, res, r.task_id)
+            fresh = _opened(log.path, ep, res, r.task_id)
             self._remember(fresh, instance)
             fresh.log = log  # replayed calls fail fast too (they are not logged again: only `_on` logs)
             try:
@@ -738,7 +742,7 @@ class BenchmaxClient:
                         got = "error: %s" % e
                     self.stats["replayed_calls"] += 1
                     if got != want:
-                        self._release_quietly(fresh)
+                        self.release_quietly(fresh)
                         self.stats["lost_rollouts"] += 1
                         raise BenchmaxRolloutLost(
                             "rollout %s could not be migrated: replayed call %d (%s) gave another result than the model "
@@ -747,11 +751,11 @@ class BenchmaxClient:
             except _Lost as e:
                 # the server it was being rebuilt on went too: free (or leave for freeing) that copy, and go on
                 errors.append(str(e))
-                self._release_quietly(fresh)
+                self.release_quietly(fresh)
                 lost_on = ep
                 continue
             # the rollout left behind, where its server still answers (a slow call, a drain): freed, best effort
-            self._release_quietly(Rollout(r.endpoint, r.rollout_id, r.token, r.task_id))
+            self.release_quietly(Rollout(r.endpoint, r.rollout_id, r.token, r.task_id))
             r.endpoint, r.rollout_id, r.token = fresh.endpoint, fresh.rollout_id, fresh.token
             r.migrations += 1
             self.stats["migrations"] += 1
@@ -759,12 +763,6 @@ class BenchmaxClient:
             if len(self.stats["migration_s"]) > 10000:
                 del self.stats["migration_s"][:5000]
             return
-
-    def _release_quietly(self, r: Rollout) -> None:
-        try:
-            self.release(r)
-        except Exception:
-            pass
 
     def call_tool(self, r: Rollout, name: str, arguments: Dict[str, Any]) -> Dict[str, Any]:
         """{content, isError}."""
@@ -805,16 +803,20 @@ class BenchmaxClient:
         return self._any("POST", "/v1/group-reward", body, "group reward")
 
     def release(self, r: Rollout) -> None:
-        path = "/v1/rollouts/%s/release" % quote(r.rollout_id, safe="")
+        """Free the rollout on its server. One gone (or only hung) keeps it as an orphan, freed if it answers again
+        (a restarted server has forgotten it anyway)."""
         self._instances.pop(r.rollout_id, None)
-        if self._is_dead(r.endpoint):
-            # gone, or only hung: freed if it answers again (a restarted server has forgotten it anyway)
-            self.health.orphan(r.endpoint, r.rollout_id, r.token)
-            return
         try:
-            self._send(r.endpoint, "POST", path, {}, {"x-rollout-token": r.token}, fail_fast=True, probe=True)
-        except (BenchmaxInfraError, _Lost):
+            self._request(r.endpoint, "POST", _on_path(r, "release"), {}, rollout=r, fail_fast=True, watch=True)
+        except _Lost:
             self.health.orphan(r.endpoint, r.rollout_id, r.token)
+
+    def release_quietly(self, r: Rollout) -> None:
+        """`release`, best effort: never raises (the server expires idle rollouts anyway)."""
+        try:
+            self.release(r)
+        except Exception:
+            pass
 
     def release_orphans(self, now: bool = False) -> int:
         """Free the rollouts left behind on endpoints that were gone (hung, or refused) and answer again; one probe
@@ -863,6 +865,33 @@ def _rollout(endpoint: str, res: Dict[str, Any], task_id: str) -> Rollout:
         bool(res.get("customActions")),
         int(mt) if isinstance(mt, (int, float)) and mt > 0 else None,
     )
+
+
+def _opened(path: str, endpoint: str, res: Dict[str, Any], task_id: Optional[str]) -> Rollout:
+    """The rollout a create's answer names: `POST /v1/rollouts`'s, or the observation of OpenEnv's `POST /reset`
+    (its system prompt: the first messages' system message)."""
+    if path != "/reset":
+        return _rollout(endpoint, res, task_id or "")
+    obs = res["observation"]
+    system = next((m.get("content") for m in obs.get("messages") or [] if m.get("role") == "system"), "")
+    return Rollout(endpoint, obs["episode_id"], obs["rollout_token"], obs.get("task_id") or task_id or "", system or "")
+
+
+def _on_path(r: Rollout, action: str) -> str:
+    return "/v1/rollouts/%s/%s" % (quote(r.rollout_id, safe=""), action)
+
+
+def _decode(data: bytes) -> Any:
+    """A response body: its JSON, else its text (None when empty)."""
+    try:
+        return json.loads(data.decode("utf-8")) if data else None
+    except ValueError:
+        return data.decode("utf-8", "replace")
+
+
+def _instance(headers: Any) -> Optional[str]:
+    """The server instance that answered (`x-benchmax-instance`): a rollout stays on the instance that created it."""
+    return headers.get("x-benchmax-instance") if headers is not None else None
 
 
 def _draining(status: int, body: Any, headers: Any) -> bool:

@@ -276,10 +276,7 @@ class BenchmaxTextEnv(BaseTextEnv):
     def release_quietly(self) -> None:
         if self.rollout is not None and not self.done:
             self.done = True
-            try:
-                self.client.release(self.rollout)
-            except Exception:
-                pass  # release is best effort: the server expires idle rollouts anyway
+            self.client.release_quietly(self.rollout)
 
     # -- internals ---------------------------------------------------------------------------------------
     def _finished(self, reward: Any, rewards: Any, passed: Any, truncated: Any) -> Dict[str, Any]:

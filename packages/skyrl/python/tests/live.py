@@ -2,8 +2,10 @@
 
 import json
 import os
+import threading
 import unittest
-from typing import Any
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Dict, List, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
@@ -62,3 +64,48 @@ def check_fixture(case: unittest.TestCase, name: str, actual: Any) -> None:
         expected = json.load(f)
     problems = shape_problems(expected, actual)
     case.assertEqual(problems, [], "%s differs from fixtures/%s.json" % (name, name))
+
+
+class StubServer:
+    """A local HTTP server answering each request with `answer(method, path, body)`: (status, JSON body) or
+    (status, JSON body, extra headers). Records every request in `requests`: (method, path, headers, body)."""
+
+    def __init__(self, answer: Callable[..., Tuple[Any, ...]]):
+        outer = self
+        self.requests: List[Tuple[str, str, Dict[str, str], Any]] = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def _serve(self):
+                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+                body = json.loads(raw) if raw else None
+                outer.requests.append((self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+                status, out, *extra = answer(self.command, self.path, body)
+                data = json.dumps(out).encode()
+                self.send_response(status)
+                for k, v in (extra[0] if extra else {}).items():
+                    self.send_header(k, v)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = _serve
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    @property
+    def paths(self) -> List[str]:
+        return [r[1] for r in self.requests]
+
+    @property
+    def bodies(self) -> List[Any]:
+        return [r[3] for r in self.requests]
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -73,6 +73,14 @@ def episode_on(servers, rollout):
     return next(s for s in servers if s.url == rollout.endpoint)
 
 
+def one_call_in(client, servers, tool="note", args=None):
+    """An episode of task t1 that has made one tool call (by default the note "x"): (the env, the server it is on)."""
+    env = BenchmaxEnv(client=client)
+    env.reset(task_id="t1")
+    env.call_tool(tool, {"text": "x"} if args is None else args)
+    return env, episode_on(servers, env.rollout)
+
+
 def busiest(servers):
     """The live server holding the most rollouts now (the one whose loss costs the most)."""
     import urllib.request
@@ -91,20 +99,27 @@ class FreshHealth(unittest.TestCase):
     def setUp(self):
         HEALTH.reset()
 
+    def fleet(self, n, **server):
+        """`n` env servers, killed when the test ends (those the list then holds: a test may put a restarted one in)."""
+        servers = [Server(**server) for _ in range(n)]
+        self.addCleanup(lambda: [s.kill() for s in servers])
+        return servers
+
+    def client_of(self, servers, **opts):
+        """A client of `servers` that retries once and takes a call unanswered for 0.5 s as a hang; closed when the
+        test ends (before its servers are killed)."""
+        opts = {"retries": 1, "backoff_s": 0.05, "hang_after_s": 0.5, **opts}
+        client = BenchmaxClient([s.url for s in servers], TOKEN, **opts)
+        self.addCleanup(client.close)
+        return client
+
 
 @unittest.skipIf(REASON is not None, REASON or "")
 class MigrationTest(FreshHealth):
     def setUp(self):
         super().setUp()
-        self.servers = [Server() for _ in range(3)]
-        self.client = BenchmaxClient(
-            [s.url for s in self.servers], TOKEN, retries=1, backoff_s=0.05, hang_after_s=0.5, migrate_timeout_s=3
-        )
-
-    def tearDown(self):
-        self.client.close()
-        for s in self.servers:
-            s.kill()
+        self.servers = self.fleet(3)
+        self.client = self.client_of(self.servers, migrate_timeout_s=3)
 
     def env(self):
         return BenchmaxEnv(client=self.client)
@@ -128,10 +143,7 @@ class MigrationTest(FreshHealth):
         self.assertEqual(self.client.stats["lost_rollouts"], 0)
 
     def test_hung_server_is_left(self):
-        env = self.env()
-        env.reset(task_id="t1")
-        env.call_tool("note", {"text": "x"})
-        hung = episode_on(self.servers, env.rollout)
+        env, hung = one_call_in(self.client, self.servers)
         hung.signal(signal.SIGSTOP)
         try:
             # no answer, and /health silent: a hang; the rollout moves, the call is answered elsewhere
@@ -164,10 +176,7 @@ class MigrationTest(FreshHealth):
         self.assertEqual(self.client.stats["migrations"], 3)
 
     def test_a_nondeterministic_tool_fails_the_migration_never_scores_0(self):
-        env = self.env()
-        env.reset(task_id="t1")
-        env.call_tool("dice", {})
-        lost = episode_on(self.servers, env.rollout)
+        env, lost = one_call_in(self.client, self.servers, "dice", {})
         lost.signal(signal.SIGKILL)
         lost.wait()
         with self.assertRaises(BenchmaxRolloutLost) as ctx:
@@ -177,9 +186,7 @@ class MigrationTest(FreshHealth):
         self.assertIsNone(env.final)
 
     def test_no_server_left_is_lost_not_zero(self):
-        env = self.env()
-        env.reset(task_id="t1")
-        env.call_tool("note", {"text": "x"})
+        env, _ = one_call_in(self.client, self.servers)
         for s in self.servers:
             s.signal(signal.SIGKILL)
             s.wait()
@@ -188,10 +195,7 @@ class MigrationTest(FreshHealth):
         self.assertIn("no live env server", str(ctx.exception))
 
     def test_a_restarted_server_is_a_new_instance(self):
-        env = self.env()
-        env.reset(task_id="t1")
-        env.call_tool("note", {"text": "x"})
-        old = episode_on(self.servers, env.rollout)
+        env, old = one_call_in(self.client, self.servers)
         port, instance = old.port, old.instance
         old.kill()
         i = self.servers.index(old)
@@ -202,10 +206,7 @@ class MigrationTest(FreshHealth):
         self.assertEqual(env.rollout.migrations, 1)
 
     def test_drain_takes_no_new_rollouts_and_finishes_live_ones(self):
-        env = self.env()
-        env.reset(task_id="t1")
-        env.call_tool("note", {"text": "x"})
-        draining = episode_on(self.servers, env.rollout)
+        env, draining = one_call_in(self.client, self.servers)
         draining.signal(signal.SIGTERM)
         # wait until it says so (readiness fails)
         for _ in range(200):
@@ -238,21 +239,12 @@ class MigrationTest(FreshHealth):
 @unittest.skipIf(REASON is not None, REASON or "")
 class DrainGraceTest(FreshHealth):
     def test_rollouts_left_past_the_grace_migrate(self):
-        servers = [Server(grace_ms=300), Server(grace_ms=300)]
-        client = BenchmaxClient([s.url for s in servers], TOKEN, retries=1, backoff_s=0.05, hang_after_s=0.5)
-        try:
-            env = BenchmaxEnv(client=client)
-            env.reset(task_id="t1")
-            env.call_tool("note", {"text": "x"})
-            draining = episode_on(servers, env.rollout)
-            draining.signal(signal.SIGTERM)
-            self.assertEqual(draining.wait(60), 0)  # the grace passed with the rollout still open
-            self.assertEqual(env.call_tool_text("note", {"text": "y"}), "x,y")
-            self.assertEqual(env.rollout.migrations, 1)
-        finally:
-            client.close()
-            for s in servers:
-                s.kill()
+        servers = self.fleet(2, grace_ms=300)
+        env, draining = one_call_in(self.client_of(servers), servers)
+        draining.signal(signal.SIGTERM)
+        self.assertEqual(draining.wait(60), 0)  # the grace passed with the rollout still open
+        self.assertEqual(env.call_tool_text("note", {"text": "y"}), "x,y")
+        self.assertEqual(env.rollout.migrations, 1)
 
 
 @unittest.skipIf(REASON is not None, REASON or "")
@@ -261,11 +253,7 @@ class TrainerLoopsTest(FreshHealth):
 
     def setUp(self):
         super().setUp()
-        self.servers = [Server() for _ in range(2)]
-
-    def tearDown(self):
-        for s in self.servers:
-            s.kill()
+        self.servers = self.fleet(2)
 
     def run_gen(self, rows, policy, endpoints, **cfg):
         skyrl_loop.REGISTRY.clear()
@@ -333,29 +321,25 @@ class CookbookKillTest(FreshHealth):
     migrate and the step keeps every reward."""
 
     def test_group_survives_its_server(self):
-        servers = [Server(), Server()]
-        try:
-            b = BenchmaxEnvGroupBuilder(
-                ",".join(s.url for s in servers), PROMPT, cookbook_loop.ToyRenderer(), task_id="t2", group_size=3,
-                max_turns=5, token=TOKEN,
-            )
-            inner = ScriptedPolicy(b.renderer, [["<answer>4</answer>"], ["<answer>0</answer>"], ["<answer>4</answer>"]])
-            killed = []
+        servers = self.fleet(2)
+        b = BenchmaxEnvGroupBuilder(
+            ",".join(s.url for s in servers), PROMPT, cookbook_loop.ToyRenderer(), task_id="t2", group_size=3,
+            max_turns=5, token=TOKEN,
+        )
+        inner = ScriptedPolicy(b.renderer, [["<answer>4</answer>"], ["<answer>0</answer>"], ["<answer>4</answer>"]])
+        killed = []
 
-            async def policy(ob, stop):
-                if inner.calls == 3 and not killed:  # every member has its first reply: kill the group's server
-                    lost = episode_on(servers, b._rollouts[0])  # the group's parent, where its forks are too
-                    lost.signal(signal.SIGKILL)
-                    lost.wait()
-                    killed.append(lost)
-                return await inner(ob, stop)
+        async def policy(ob, stop):
+            if inner.calls == 3 and not killed:  # every member has its first reply: kill the group's server
+                lost = episode_on(servers, b._rollouts[0])  # the group's parent, where its forks are too
+                lost.signal(signal.SIGKILL)
+                lost.wait()
+                killed.append(lost)
+            return await inner(ob, stop)
 
-            group = asyncio.run(cookbook_loop.do_group_rollout(b, policy))
-            self.assertEqual(killed and len(killed), 1)
-            self.assertEqual(group.get_total_rewards(), [1.0, 0.0, 1.0])
-        finally:
-            for s in servers:
-                s.kill()
+        group = asyncio.run(cookbook_loop.do_group_rollout(b, policy))
+        self.assertEqual(killed and len(killed), 1)
+        self.assertEqual(group.get_total_rewards(), [1.0, 0.0, 1.0])
 
 
 @unittest.skipIf(REASON is not None, REASON or "")
@@ -368,34 +352,29 @@ class TrlKillTest(FreshHealth):
         from benchmax_client.trl import dataset_rows, env_reward_func, rollout_func
         from test_trl import ChatMLGenerator
 
-        servers = [Server(), Server()]
-        client = BenchmaxClient([s.url for s in servers], TOKEN, retries=1, backoff_s=0.05, hang_after_s=0.5)
-        try:
-            gen = ChatMLGenerator()
-            killed = []
+        servers = self.fleet(2)
+        client = self.client_of(servers)
+        gen = ChatMLGenerator()
+        killed = []
 
-            def generate(messages, tools):
-                if gen.calls == 4 and not killed:  # 2 prompts × 2 generations: every slot has replied once
-                    victim = busiest(servers)
-                    victim.signal(signal.SIGKILL)
-                    victim.wait()
-                    killed.append(victim)
-                return gen(messages, tools)
+        def generate(messages, tools):
+            if gen.calls == 4 and not killed:  # 2 prompts × 2 generations: every slot has replied once
+                victim = busiest(servers)
+                victim.signal(signal.SIGKILL)
+                victim.wait()
+                killed.append(victim)
+            return gen(messages, tools)
 
-            rollout = rollout_func(generate=generate, client=client, num_generations=2)
-            rows = dataset_rows(",".join(s.url for s in servers), TOKEN)[:2]
-            trainer = trl_loop.RolloutFuncTrainer(rollout, [env_reward_func], num_generations=2)
-            # TRL_CHECKOUT: RepeatSampler, _generate and _calculate_rewards are TRL's own
-            self.assertEqual(trainer.fns.source, os.environ.get("TRL_CHECKOUT") or "replica")
-            out = trainer.step([rows[1], rows[0]], generation_batch_size=4)
-            self.assertEqual(len(killed), 1)
-            self.assertEqual(out["slots"], [0, 0, 1, 1])
-            self.assertEqual([x["env_reward"] for x in out["inputs"]], [1.0] * 4)
-            self.assertGreaterEqual(client.stats["migrations"], 1)
-        finally:
-            client.close()
-            for s in servers:
-                s.kill()
+        rollout = rollout_func(generate=generate, client=client, num_generations=2)
+        rows = dataset_rows(",".join(s.url for s in servers), TOKEN)[:2]
+        trainer = trl_loop.RolloutFuncTrainer(rollout, [env_reward_func], num_generations=2)
+        # TRL_CHECKOUT: RepeatSampler, _generate and _calculate_rewards are TRL's own
+        self.assertEqual(trainer.fns.source, os.environ.get("TRL_CHECKOUT") or "replica")
+        out = trainer.step([rows[1], rows[0]], generation_batch_size=4)
+        self.assertEqual(len(killed), 1)
+        self.assertEqual(out["slots"], [0, 0, 1, 1])
+        self.assertEqual([x["env_reward"] for x in out["inputs"]], [1.0] * 4)
+        self.assertGreaterEqual(client.stats["migrations"], 1)
 
 
 @unittest.skipIf(REASON is not None, REASON or "")
@@ -407,31 +386,26 @@ class VerifiersKillTest(FreshHealth):
         from benchmax_client.verifiers import dataset_rows
         from test_verifiers import ScriptedModel, make_env, run_group
 
-        servers = [Server(), Server()]
-        client = BenchmaxClient([s.url for s in servers], TOKEN, retries=1, backoff_s=0.05, hang_after_s=0.5)
-        try:
-            killed = []
+        servers = self.fleet(2)
+        client = self.client_of(servers)
+        killed = []
 
-            class KillsAServer(ScriptedModel):
-                async def create(self, messages, tools):
-                    if len(self.requests) == 4 and not killed:  # each member's tool call is out: kill one server
-                        victim = busiest(servers)
-                        victim.signal(signal.SIGKILL)
-                        victim.wait()
-                        killed.append(victim)
-                    return await super().create(messages, tools)
+        class KillsAServer(ScriptedModel):
+            async def create(self, messages, tools):
+                if len(self.requests) == 4 and not killed:  # each member's tool call is out: kill one server
+                    victim = busiest(servers)
+                    victim.signal(signal.SIGKILL)
+                    victim.wait()
+                    killed.append(victim)
+                return await super().create(messages, tools)
 
-            env = make_env(c=client)
-            rows = dataset_rows(client)
-            outs, states = run_group(env, [rows[1]] * 4, KillsAServer())
-            self.assertEqual(len(killed), 1)
-            self.assertEqual([s.get("error") for s in states], [None] * 4)
-            self.assertEqual(sorted(o["reward"] for o in outs), [0.0, 0.0, 1.0, 1.0])
-            self.assertGreaterEqual(client.stats["migrations"], 1)
-        finally:
-            client.close()
-            for s in servers:
-                s.kill()
+        env = make_env(c=client)
+        rows = dataset_rows(client)
+        outs, states = run_group(env, [rows[1]] * 4, KillsAServer())
+        self.assertEqual(len(killed), 1)
+        self.assertEqual([s.get("error") for s in states], [None] * 4)
+        self.assertEqual(sorted(o["reward"] for o in outs), [0.0, 0.0, 1.0, 1.0])
+        self.assertGreaterEqual(client.stats["migrations"], 1)
 
 
 def row(task_id):

@@ -3,52 +3,28 @@
 import asyncio
 import json
 import os
-import threading
 import time
 import unittest
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from benchmax_skyrl import BenchmaxClient, BenchmaxEnvError, BenchmaxInfraError, BenchmaxTextEnv
 from benchmax_skyrl.routing import env_classes_from, register_env_classes
 from benchmax_skyrl.text_env import HAS_SKYRL
 
 import skyrl_loop
-from live import CUSTOM, ENDPOINT, PROMPT, TOKEN, call, check_fixture, needs_server
+from live import CUSTOM, ENDPOINT, PROMPT, TOKEN, StubServer, call, check_fixture, needs_server
 
 
-class FlakyServer:
+class FlakyServer(StubServer):
     """A local server answering 503 `failures` times, then a rollout; counts the requests."""
 
     def __init__(self, failures):
-        outer = self
-        self.failures = failures
-        self.requests = 0
+        def answer(method, path, body):
+            if len(self.requests) <= failures:
+                return 503, {"error": {"message": "busy", "code": "CAPACITY_REACHED"}}
+            return 201, {"rolloutId": "r_1", "token": "t", "taskId": "t1"}
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                self.rfile.read(int(self.headers.get("content-length") or 0))
-                outer.requests += 1
-                if outer.requests <= outer.failures:
-                    body, status = b'{"error": {"message": "busy", "code": "CAPACITY_REACHED"}}', 503
-                else:
-                    body, status = b'{"rolloutId": "r_1", "token": "t", "taskId": "t1"}', 201
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(answer)
 
 
 def row(task_id, env_class="benchmax_calc", task=None, env="calc"):
@@ -78,50 +54,26 @@ def metrics(url):
         return json.loads(r.read())
 
 
-class EngineServer:
+class EngineServer(StubServer):
     """A server whose episode engine enforces maxTurns (server-api.md): it echoes maxTurns and ends the
     max_turns-th reply scored and truncated without running its tools. Records every request path."""
 
     def __init__(self):
-        outer = self
-        self.paths = []
-        self.bodies = []
         self.turns = 0
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
-                outer.paths.append(self.path)
-                outer.bodies.append(body)
-                if self.path == "/v1/rollouts":
-                    out, status = {"rolloutId": "r1", "token": "k", "taskId": "t1", "maxTurns": body.get("maxTurns")}, 201
-                elif self.path.endswith("/step"):
-                    outer.turns += 1
-                    if outer.turns >= 2:
-                        out = {"observation": {"rewards": {"x": 0}, "passed": False, "truncated": True}, "reward": 0, "done": True}
-                    else:
-                        res = [{"tool_call_id": "c0", "tool_name": "add", "result": "2"}]
-                        out = {"observation": {"tool_results": res, "messages": [{"role": "tool", "tool_call_id": "c0", "content": "2"}]}, "reward": None, "done": False}
-                    status = 200
-                else:
-                    out, status = {"released": True}, 200
-                data = json.dumps(out).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+        def answer(method, path, body):
+            if path == "/v1/rollouts":
+                return 201, {"rolloutId": "r1", "token": "k", "taskId": "t1", "maxTurns": body.get("maxTurns")}
+            if not path.endswith("/step"):
+                return 200, {"released": True}
+            self.turns += 1
+            if self.turns >= 2:
+                return 200, {"observation": {"rewards": {"x": 0}, "passed": False, "truncated": True}, "reward": 0, "done": True}
+            res = [{"tool_call_id": "c0", "tool_name": "add", "result": "2"}]
+            tool = [{"role": "tool", "tool_call_id": "c0", "content": "2"}]
+            return 200, {"observation": {"tool_results": res, "messages": tool}, "reward": None, "done": False}
 
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(answer)
 
 
 class RetryTest(unittest.TestCase):
@@ -164,7 +116,7 @@ class RetryTest(unittest.TestCase):
             with self.assertRaises(BenchmaxInfraError) as ctx:
                 env.init(PROMPT)
             self.assertIn("HTTP 503: busy", str(ctx.exception))
-            self.assertEqual(srv.requests, 3)
+            self.assertEqual(len(srv.requests), 3)
             self.assertEqual(env.get_metrics()["infra_errors"], 1)
         finally:
             srv.close()
