@@ -10,7 +10,9 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { BookHost, type BookJob, type BookReply, type ReplayJob } from "./book-host.js";
 import { movable, shareable } from "./compare-pool.js";
-import { workerScript } from "./worker-script.js";
+import { builtExecArgv, workerScript } from "./worker-script.js";
+
+export { builtExecArgv } from "./worker-script.js";
 
 /** Most time one structured call (or one replay batch) may take on a worker. */
 export const BOOK_JOB_TIMEOUT_MS = 30_000;
@@ -151,42 +153,6 @@ export class BookPool {
     await Promise.all(this.slots.map((s) => s.worker?.terminate()));
     for (const s of this.slots) s.worker = undefined;
   }
-}
-
-/**
- * The worker is a built file: it resolves workspace packages to their builds, never to TypeScript sources (a test
- * runner's `--conditions @benchmax/source` is dropped; every other flag is kept).
- */
-/** Flags a worker accepts and needs to load code as the parent does (loaders, conditions); with their values. */
-const WORKER_FLAGS = new Set([
-  "--import",
-  "--require",
-  "-r",
-  "--loader",
-  "--experimental-loader",
-  "--conditions",
-  "-C",
-]);
-const WORKER_SWITCHES = /^--(enable-source-maps|no-warnings|experimental-[a-z-]+|no-experimental-[a-z-]+)$/;
-
-/**
- * The parent's execArgv for a book worker: only the loader and condition flags (a worker refuses per-process flags
- * such as `--expose-gc` when execArgv is given), and without `@benchmax/source` (the worker script is built JS).
- */
-export function builtExecArgv(a: readonly string[] = process.execArgv): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < a.length; i++) {
-    const arg = a[i]!;
-    const eq = arg.indexOf("=");
-    const flag = eq > 0 ? arg.slice(0, eq) : arg;
-    const value = eq > 0 ? arg.slice(eq + 1) : a[i + 1];
-    if (WORKER_FLAGS.has(flag)) {
-      if (eq < 0) i++;
-      if ((flag === "--conditions" || flag === "-C") && value === "@benchmax/source") continue;
-      if (value !== undefined) out.push(`${flag}=${value}`);
-    } else if (WORKER_SWITCHES.test(arg)) out.push(arg);
-  }
-  return out;
 }
 
 let pool: BookPool | null | undefined;

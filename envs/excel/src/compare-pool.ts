@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { type CompareOptions, type CompareResult, compareWorkbooks } from "./compare.js";
 import { refuseExternalRefs } from "./external-refs.js";
-import { workerScript } from "./worker-script.js";
+import { builtExecArgv, workerScript } from "./worker-script.js";
 import { inspectXlsx } from "./xlsx-inspect.js";
 
 type JobMsg =
@@ -48,7 +48,10 @@ export class ComparePool {
 
   private spawn(): Slot {
     // a workbook too big for the heap fails its own job (ERR_WORKER_OUT_OF_MEMORY), not the process
-    const worker = new Worker(fileURLToPath(this.script), { resourceLimits: { maxOldGenerationSizeMb: 3072 } });
+    const worker = new Worker(fileURLToPath(this.script), {
+      execArgv: builtExecArgv(),
+      resourceLimits: { maxOldGenerationSizeMb: 3072 },
+    });
     worker.unref();
     const slot: Slot = { worker };
     worker.on("message", (m: { result?: CompareResult; error?: string }) => {
