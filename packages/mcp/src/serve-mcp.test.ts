@@ -47,7 +47,8 @@ describe("serveMcpHttp: any env as a streamable-HTTP MCP server, one session per
   it("answers /health for readiness probes without a token", async () => {
     const res = await fetch(`${base}/health`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ status: "ok", env: "sum" });
+    // the one HTTP host's /health (serveMcpHttp is `benchmax serve`'s host, MCP endpoint first)
+    expect(await res.json()).toMatchObject({ status: "healthy", activeRollouts: 0, sessions: 0 });
   });
 
   it("needs the token: 401 without, 403 with a wrong one (what the MCP Inspector gets without a header)", async () => {
@@ -203,7 +204,7 @@ describe("serveMcpHttp: any env as a streamable-HTTP MCP server, one session per
     expect(id).toMatch(/^r_/);
     await res.text();
     const st = await harness(base, "GET", `/v1/rollouts/${id}`, undefined, { "x-rollout-token": tok });
-    expect(st.body).toMatchObject({ rolloutId: id, toolCalls: 0, scored: false });
+    expect(st.body).toMatchObject({ episode_id: id, tool_calls: 0, reward: null });
     const sid = res.headers.get("mcp-session-id")!;
     await fetch(server.url, {
       method: "DELETE",
@@ -241,14 +242,25 @@ describe("serveMcpHttp: any env as a streamable-HTTP MCP server, one session per
     await expect(httpClient(`${server.url}?task_id=nope`, OP)).rejects.toThrow(/unknown task id \\"nope\\"/);
   });
 
-  it("refuses requests without a session", async () => {
+  it("opens no session without an initialize: such a request is OpenEnv's sessionless JSON-RPC", async () => {
     const res = await fetch(server.url, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...OP },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
     });
-    expect(res.status).toBe(400);
-    expect(await res.text()).toMatch(/initialize request first/);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("mcp-session-id")).toBeNull();
+    const names = ((await res.json()) as { result: { tools: { name: string }[] } }).result.tools.map((t) => t.name);
+    expect(names).toEqual(["add", "boom"]);
+    // a sessionless call without a session_id runs on a throwaway rollout, released after the call and never scored
+    const before = released.length;
+    const call = await fetch(server.url, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...OP },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "add", arguments: { n: 1 } } }),
+    });
+    expect(((await call.json()) as { result: unknown }).result).toMatchObject({ content: [{ text: "total=1" }] });
+    await expect.poll(() => released.length).toBe(before + 1);
   });
 });
 

@@ -1,27 +1,14 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Readable, Writable } from "node:stream";
 import { type Env, errorMessage, type Message, type Task, type ToolResult } from "@benchmax/core";
 import {
-  accessTokens,
   type ConnectionLimits,
   callToolResult,
-  checkOrigin,
-  classify,
-  clientOf,
   createMcpServer,
-  DEFAULT_DRAIN_GRACE_MS,
-  DRAINING_HEADER,
-  DrainableRolloutService,
-  edgePolicy,
-  guardConnections,
   HttpError,
-  McpHttpSessions,
-  presentedSecret,
   RolloutService,
   type ScoreOutcome,
   type ServedRollout,
-  serverOptions,
+  serveEnv,
   taskIdFromInitialize,
 } from "@benchmax/server";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -197,32 +184,11 @@ export interface ServeMcpHttpOptions<T extends Task = Task> extends ServeMcpOpti
   drainGraceMs?: number;
 }
 
-async function readBody(req: IncomingMessage, limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req) {
-    size += (c as Buffer).length;
-    if (size > limit) throw new HarnessError(413, "PAYLOAD_TOO_LARGE", `request body over ${limit} bytes`);
-    chunks.push(c as Buffer);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-function jsonError(res: ServerResponse, status: number, code: number, message: string): void {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
-  res.end(text);
-}
-
 /**
- * Serve `env` as a streamable-HTTP MCP server at `http://host:port/mcp`, plus the harness channel and `GET /health`,
- * on the rollout service (`@benchmax/server`'s `McpHttpSessions`: the same MCP sessions `benchmax serve` has on
- * `/mcp`).
+ * Serve `env` as a streamable-HTTP MCP server at `http://host:port/mcp`: `benchmax serve`'s one HTTP host
+ * (`serveEnv`), whose `/mcp` gives every MCP session a rollout of its own, with the harness channel beside it. The
+ * same host also answers the rollout API, OpenEnv's routes, `/metrics` and `/health`; this function only returns the
+ * MCP endpoint as its URL.
  *
  * - `/mcp`: every MCP session is one rollout. Opened with the operator token (or with none configured), it runs on a
  *   rollout of its own (the task: `_meta["benchmax/task_id"]` in `initialize`, `x-benchmax-task-id`, `?task_id=`, or
@@ -230,210 +196,32 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
  *   of the `initialize` answer. Opened with a rollout's token as its bearer, it runs on that rollout.
  * - The harness channel (operator token): `POST /v1/rollouts {taskId?, session?}` → `{rolloutId, token, taskId}`
  *   (with `session`, an MCP session id, that session moves onto the new rollout); `POST /v1/rollouts/:id/reward
- *   {completion | messages}` scores once; `GET /v1/rollouts/:id`; `POST /v1/rollouts/:id/release`. Rollout routes
- *   also need `X-Rollout-Token`.
+ *   {completion | messages}` scores once; `GET /v1/rollouts/:id` (its state); `POST /v1/rollouts/:id/release`.
+ *   Rollout routes also need `X-Rollout-Token`.
+ * - It drains as `benchmax serve` does (`drain()`, SIGTERM in `benchmax serve --mcp --port N`).
  */
 export async function serveMcpHttp<T extends Task = Task>(
-  env0: Env<T>,
+  env: Env<T>,
   options: ServeMcpHttpOptions<T>,
 ): Promise<McpHttpServer> {
-  const env = env0 as unknown as Env;
-  const originPolicy = edgePolicy(options, process.env.BENCHMAX_HOST ?? "127.0.0.1");
-  const { token, bindHost } = originPolicy;
-  const access = accessTokens(token, options.clientTokens);
-  const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
-  const service = new DrainableRolloutService(env, {
-    tasks: options.tasks as Task[] | undefined,
-    maxRollouts: options.maxRollouts,
-    maxRolloutsPerClient: options.maxRolloutsPerClient,
-    reclaimIdleMs: options.reclaimIdleMs,
-    idleTimeoutMs: options.sessionIdleMs,
+  const { sessionIdleMs, tasks, log: _log, ...rest } = options;
+  const s = await serveEnv(env as unknown as Env, {
+    ...rest,
+    host: options.host ?? process.env.BENCHMAX_HOST,
+    ...(tasks ? { tasks: tasks as Task[] } : {}),
+    ...(sessionIdleMs !== undefined ? { idleTimeoutMs: sessionIdleMs } : {}),
   });
-  const sessions = new McpHttpSessions(service, { maxSessionsPerRollout: options.maxSessionsPerRollout });
-
-  /** Who is calling: the operator (or anyone, with no token configured), a rollout's token holder, or no one. */
-  const caller = (req: IncomingMessage): { operator: boolean; rollout?: ServedRollout } | HttpError => {
-    if (!access) return { operator: true };
-    const refused = access.check(req.headers.authorization);
-    if (!refused) return { operator: true };
-    const presented = req.headers.authorization ? presentedSecret(req.headers.authorization) : undefined;
-    const r = presented ? service.byToken(presented) : undefined;
-    if (r && !r.released) return { operator: false, rollout: r };
-    return refused;
-  };
-
-  async function harness(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
-    const who = caller(req);
-    if (who instanceof HttpError) throw who;
-    if (!who.operator) throw new HarnessError(403, "FORBIDDEN", "the harness channel needs the operator token");
-    const method = req.method ?? "GET";
-    let body: Record<string, unknown> = {};
-    if (method === "POST") {
-      const text = await readBody(req, maxBody);
-      if (text) {
-        try {
-          body = JSON.parse(text);
-        } catch {
-          throw new HarnessError(400, "INVALID_JSON", "malformed JSON body");
-        }
-        if (!body || typeof body !== "object" || Array.isArray(body)) {
-          throw new HarnessError(400, "VALIDATION_ERROR", "request body must be a JSON object");
-        }
-      }
-    }
-    if (path === "/v1/rollouts" && method === "POST") {
-      const taskId = body.taskId ?? body.task_id;
-      if (taskId !== undefined && typeof taskId !== "string")
-        throw new HarnessError(400, "VALIDATION_ERROR", `"taskId" must be a string`);
-      const sid = body.session;
-      if (sid !== undefined && (typeof sid !== "string" || !sessions.rolloutOf(sid))) {
-        throw new HarnessError(404, "UNKNOWN_SESSION", `unknown MCP session ${String(sid)}`);
-      }
-      const r = await service.create({
-        from: taskId === undefined ? {} : { taskId: taskId as string },
-        client: clientOf(req, access),
-        origin: "mcp",
-      });
-      if (typeof sid === "string" && !(await sessions.move(sid, r))) {
-        await service.release(r);
-        throw new HarnessError(404, "UNKNOWN_SESSION", `unknown MCP session ${sid}`);
-      }
-      return sendJson(res, 201, {
-        rolloutId: r.id,
-        token: r.token,
-        taskId: r.task.id,
-        systemPrompt: service.systemPrompt(r.task),
-      });
-    }
-    const m = /^\/v1\/rollouts\/([^/]+)(?:\/(reward|release))?$/.exec(path);
-    if (!m) throw new HarnessError(404, "NOT_FOUND", `no route ${method} ${path}`);
-    const tok = req.headers["x-rollout-token"];
-    const r = service.get(decodeURIComponent(m[1]!), typeof tok === "string" ? tok : undefined);
-    if (!m[2] && method === "GET") {
-      return sendJson(res, 200, {
-        rolloutId: r.id,
-        taskId: r.task.id,
-        toolCalls: r.toolCalls,
-        scored: r.reward !== undefined,
-      });
-    }
-    if ((!m[2] && method === "DELETE") || (m[2] === "release" && method === "POST")) {
-      await service.release(r);
-      return sendJson(res, 200, { released: true });
-    }
-    if (m[2] === "reward" && method === "POST") {
-      const messages = body.messages;
-      if (messages !== undefined && !Array.isArray(messages)) {
-        throw new HarnessError(400, "VALIDATION_ERROR", `"messages" must be an array of chat messages`);
-      }
-      if (messages === undefined && typeof body.completion !== "string") {
-        throw new HarnessError(400, "VALIDATION_ERROR", `"completion" (the final text) or "messages" is required`);
-      }
-      const out = await service.score(
-        r,
-        messages !== undefined ? { messages: messages as Message[] } : { completion: body.completion as string },
-      );
-      return sendJson(res, 200, out);
-    }
-    throw new HarnessError(405, "METHOD_NOT_ALLOWED", `${method} ${path} is not allowed`);
-  }
-
-  async function mcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const who = caller(req);
-    if (who instanceof HttpError) return jsonError(res, who.status, ErrorCode.InvalidRequest, who.message);
-    let body: unknown;
-    if (req.method === "POST") {
-      const text = await readBody(req, maxBody);
-      try {
-        body = JSON.parse(text);
-      } catch {
-        return jsonError(res, 400, ErrorCode.ParseError, "request body is not valid JSON");
-      }
-    }
-    await sessions.handle(req, res, body, Object.assign({}, who, { client: clientOf(req, access) }));
-  }
-
-  const http = createServer(serverOptions(options), async (req, res) => {
-    if (service.draining) res.setHeader(DRAINING_HEADER, "1");
-    try {
-      const url = new URL(req.url ?? "/", "http://localhost");
-      if (url.pathname === "/health" && req.method === "GET") {
-        // readiness fails while draining: new sessions go elsewhere, the live ones are served on
-        const status = service.draining ? "draining" : "ok";
-        sendJson(res, service.draining ? 503 : 200, {
-          status,
-          env: env.name,
-          sessions: sessions.size,
-          rollouts: service.active,
-        });
-        return;
-      }
-      // no token: only loopback pages and hosts (a web page the operator opens must not drive the server)
-      const refused = token ? undefined : checkOrigin(req, originPolicy);
-      if (refused) {
-        sendJson(res, refused.status, { error: { message: refused.message, code: refused.code } });
-        return;
-      }
-      if (url.pathname.startsWith("/v1/")) {
-        await harness(req, res, url.pathname);
-        return;
-      }
-      if (url.pathname !== "/mcp") {
-        jsonError(res, 404, ErrorCode.InvalidRequest, `not found: ${url.pathname} (the MCP endpoint is /mcp)`);
-        return;
-      }
-      await mcp(req, res);
-    } catch (e) {
-      options.log?.(`mcp http: ${errorMessage(e)}`);
-      if (res.headersSent) {
-        res.end();
-        return;
-      }
-      const c = classify(e);
-      if (c.status === 503 || c.status === 429) res.setHeader("retry-after", "1");
-      sendJson(res, c.status, { error: { message: errorMessage(e), code: c.code } });
-    }
-  });
-  const guard = guardConnections(http, options);
-  await new Promise<void>((resolve, reject) => {
-    http.once("error", reject);
-    http.listen(options.port, bindHost, () => resolve());
-  });
-  const addr = http.address() as AddressInfo;
-  const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
-  let closed: Promise<void> | undefined;
-  let draining: Promise<{ left: number }> | undefined;
-  const handle: McpHttpServer = {
-    url: `http://${host}:${addr.port}/mcp`,
-    close() {
-      closed ??= (async () => {
-        service.cut();
-        guard.stop();
-        await sessions.close();
-        await service.close();
-        await new Promise<void>((resolve) => {
-          http.close(() => resolve());
-          http.closeAllConnections();
-        });
-      })();
-      return closed;
-    },
-    drain(graceMs = options.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS) {
-      draining ??= (async () => {
-        const left = closed ? service.active : await service.drain(graceMs);
-        await handle.close();
-        return { left };
-      })();
-      return draining;
-    },
+  return {
+    url: `${s.url}/mcp`,
+    close: () => s.close(),
+    drain: (graceMs?: number) => s.drain(graceMs),
     get draining() {
-      return service.draining;
+      return s.draining;
     },
     get activeRollouts() {
-      return service.active;
+      return s.activeRollouts;
     },
   };
-  return handle;
 }
 
 /** A running `serveMcpHttp` server. */

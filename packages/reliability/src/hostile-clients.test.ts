@@ -252,7 +252,7 @@ describe.skipIf(!!reason)("hostile clients at the transport edge", () => {
       console.log(`[hostile] mcp session flood: ${ok} initializes answered, ${health.sessions} sessions live`);
       // the attacker's 4 at most, and the victim's own session
       expect(health.sessions).toBeLessThanOrEqual(5);
-      expect(health.rollouts).toBeLessThanOrEqual(2);
+      expect(health.activeRollouts).toBeLessThanOrEqual(2);
       expect(await victimMcp(s.url, 2)).toBe(1);
     } finally {
       await s.close();

@@ -14,6 +14,11 @@ export interface RouteSpec {
   tag: "OpenEnv" | "Rollout API" | "Health" | "Schema";
   /** Answered without the bearer token (and before the Origin/Host check). */
   public?: boolean;
+  /**
+   * The handler authenticates the caller itself: `/mcp` takes the operator token (or a client token) as every route
+   * does, and also a live rollout's own token, which opens MCP sessions on that rollout only.
+   */
+  selfAuth?: boolean;
   /** Acts on one rollout: its capability token goes in `X-Rollout-Token`. */
   rollout?: boolean;
   body?: z.ZodType;
@@ -85,6 +90,7 @@ export const ROUTE_LIST = [
   },
   {
     name: "mcp",
+    selfAuth: true,
     method: "POST",
     path: "/mcp",
     summary: "MCP JSON-RPC 2.0: initialize, tools/list, tools/call, openenv/session/create|close",
@@ -94,6 +100,7 @@ export const ROUTE_LIST = [
   },
   {
     name: "mcpStream",
+    selfAuth: true,
     method: "GET",
     path: "/mcp",
     summary: "MCP streamable HTTP: the session's server-to-client event stream (Mcp-Session-Id header)",
@@ -102,6 +109,7 @@ export const ROUTE_LIST = [
   },
   {
     name: "mcpClose",
+    selfAuth: true,
     method: "DELETE",
     path: "/mcp",
     summary: "MCP streamable HTTP: end the session (Mcp-Session-Id header)",

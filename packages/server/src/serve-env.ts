@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { type Env, errorMessage, type Message, type Task, type ToolCallRequest } from "@benchmax/core";
 import FindMyWay from "find-my-way";
-import { accessTokens } from "./auth.js";
+import { accessTokens, presentedSecret } from "./auth.js";
 import { CALL_ROUTE, callId } from "./call-route.js";
 import { DEFAULT_DRAIN_GRACE_MS, DRAINING_HEADER, DrainableRolloutService, drainingError } from "./drain.js";
 import { type ConnectionLimits, checkOrigin, clientOf, edgePolicy, guardConnections, serverOptions } from "./edge.js";
@@ -26,7 +26,7 @@ import { RecordFeed } from "./record-feed.js";
 import { ROUTE_LIST, type RouteName, type RouteSpec } from "./routes.js";
 import { isMessages, type ServedRollout, type ServiceLimits } from "./service/rollout-service.js";
 import { badRequest, conflict, notFound } from "./service/service-error.js";
-import { McpHttpRoute } from "./transports/mcp.js";
+import { type McpHttpCaller, McpHttpRoute } from "./transports/mcp.js";
 import { attachWebSocket, taskRefOf } from "./ws-session.js";
 
 /**
@@ -53,6 +53,11 @@ export interface ServeEnvOptions extends ConnectionLimits, ServiceLimits {
   reclaimIdleMs?: number;
   /** JSON-RPC messages in one `POST /mcp` batch at most (default 64). */
   maxBatch?: number;
+  /**
+   * MCP sessions one rollout token may hold open on `/mcp` (default 4): a further `initialize` with that token ends
+   * the rollout's oldest session.
+   */
+  maxSessionsPerRollout?: number;
   /** Default 0 (a free port). */
   port?: number;
   /** Bearer token every endpoint but /health requires (the operator's). */
@@ -347,12 +352,27 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
   };
 
   // MCP on `/mcp` and `/ws` `{"type": "mcp"}`: the MCP SDK's Server over the rollout service
-  const mcp = new McpHttpRoute(service, { maxBatch });
+  const mcp = new McpHttpRoute(service, { maxBatch, maxSessionsPerRollout: options.maxSessionsPerRollout });
+
+  /**
+   * Who calls `/mcp`: the operator (a server token, or anyone the Origin/Host policy lets in without tokens), or the
+   * holder of a live rollout's own token, whose MCP sessions run on that rollout and nothing else.
+   */
+  const mcpCaller = (req: IncomingMessage): McpHttpCaller => {
+    const auth = req.headers.authorization;
+    const refused = access ? access.check(auth) : checkOrigin(req, originPolicy);
+    if (!refused) return { operator: true, client: clientOf(req, access) };
+    const presented = access && auth ? presentedSecret(auth) : undefined;
+    const r = presented ? service.byToken(presented) : undefined;
+    if (r && !r.released) return { operator: false, rollout: r, client: clientOf(req) };
+    throw refused;
+  };
 
   /** `/mcp`: MCP clients' streamable-HTTP sessions, and OpenEnv's sessionless JSON-RPC (errors with status 200). */
   async function serveMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const caller = mcpCaller(req);
     const text = req.method === "POST" ? await readText(req, maxBody) : undefined;
-    return mcp.handle(req, res, text, clientOf(req, access));
+    return mcp.handle(req, res, text, caller);
   }
 
   /** A rollout from a create or reset body: its task reference, the caller, its tags. */
@@ -397,6 +417,19 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     });
   };
 
+  /** `POST /v1/rollouts {session, …}`: the harness moves an open MCP session onto a new rollout it picks the task of. */
+  const createForSession = async (req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>) => {
+    const sid = body.session;
+    const unknown = () => new HttpError(404, "UNKNOWN_SESSION", `unknown MCP session ${String(sid)}`);
+    if (typeof sid !== "string" || !mcp.sessions.rolloutOf(sid)) throw unknown();
+    const r = await createFrom(req, body, "v1", { maxTurns: body.maxTurns as number | undefined });
+    if (!(await mcp.sessions.move(sid, r))) {
+      await service.release(r);
+      throw unknown();
+    }
+    send(res, 201, created(r));
+  };
+
   type Handler = (req: IncomingMessage, res: ServerResponse, id: string, query: string) => Promise<void> | void;
 
   /** The rollout a `/v1/rollouts/:id/…` request names, with its capability token. */
@@ -409,6 +442,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
       send(res, closing ? 503 : 200, {
         status: closing ? "draining" : "healthy",
         activeRollouts: service.active,
+        sessions: mcp.sessions.size,
         instance,
       }),
     metadata: (_req, res) => send(res, 200, metadata()),
@@ -451,6 +485,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     },
     create: async (req, res) => {
       const body = await readBody(req, maxBody);
+      if (body.session !== undefined) return createForSession(req, res, body);
       const r = await createFrom(req, body, "v1", { maxTurns: body.maxTurns as number | undefined });
       answerCreate(res, r, () => send(res, 201, created(r)));
     },
@@ -559,7 +594,8 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
    */
   const exact = new Map<string, Map<string, Found>>();
   for (const r of ROUTE_LIST as readonly RouteSpec[]) {
-    const store: Found = { handler: handlers[r.name as RouteName], open: r.public === true };
+    // a self-authenticating route (`/mcp`) checks its caller in its handler
+    const store: Found = { handler: handlers[r.name as RouteName], open: r.public === true || r.selfAuth === true };
     if (r.method === "POST" && r.path === CALL_ROUTE) callStore = store;
     if (!r.path.includes(":") && !r.path.includes("*")) {
       let byPath = exact.get(r.method);

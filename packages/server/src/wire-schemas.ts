@@ -20,7 +20,12 @@ const tags = {
 };
 
 export const CreateRolloutBody = z
-  .object({ ...taskRef, ...tags, maxTurns: z.number().int().min(1).max(10_000).optional() })
+  .object({
+    ...taskRef,
+    ...tags,
+    maxTurns: z.number().int().min(1).max(10_000).optional(),
+    session: z.string().optional().describe("an open MCP session (Mcp-Session-Id) to move onto the new rollout"),
+  })
   .describe("{taskId} | {task} | {seed} | {} (the next task)");
 export const CreatedRollout = z.object({
   rolloutId: z.string(),
@@ -108,6 +113,8 @@ export const JsonRpcBody = z.object({
 export const HealthBody = z.object({
   status: z.enum(["healthy", "draining"]),
   activeRollouts: z.number(),
+  /** Open MCP sessions (streamable HTTP on `/mcp`). */
+  sessions: z.number(),
   instance: z.string(),
 });
 export const MetadataBody = z.looseObject({

@@ -1,15 +1,24 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import { HttpError } from "../http-error.js";
 import type { RolloutService } from "../service/index.js";
 import type { McpAnswer } from "./mcp-exchange.js";
-import { isStreamableHttp, McpHttpSessions } from "./mcp-http.js";
+import { isStreamableHttp, type McpHttpCaller, McpHttpSessions } from "./mcp-http.js";
 import { McpJsonRpc, parseError } from "./mcp-json-rpc.js";
+
+const forbiddenSessionless = () =>
+  new HttpError(
+    403,
+    "FORBIDDEN",
+    "a rollout token opens MCP sessions on its rollout only (initialize with Accept: text/event-stream); sessionless JSON-RPC needs the operator token",
+  );
 
 /**
  * `benchmax serve`'s `/mcp`: MCP clients' streamable-HTTP sessions (`Accept: text/event-stream`, `Mcp-Session-Id`;
  * one rollout each) and OpenEnv's sessionless JSON-RPC (a plain JSON `POST`, answered with status 200 even for
- * errors, as OpenEnv's server does), both served by the MCP SDK's `Server` over the rollout service. The caller has
- * checked the operator token (or the Origin/Host policy) first.
+ * errors, as OpenEnv's server does), both served by the MCP SDK's `Server` over the rollout service. The caller is
+ * authenticated first: the operator (or a client token, or the Origin/Host policy without tokens), or the holder of a
+ * live rollout's token, whose sessions run on that rollout only.
  */
 export class McpHttpRoute {
   readonly rpc: McpJsonRpc;
@@ -25,7 +34,12 @@ export class McpHttpRoute {
    * session is what an MCP client opens (`initialize` accepting `text/event-stream`) or names (`Mcp-Session-Id`);
    * every other POST is OpenEnv's sessionless JSON-RPC.
    */
-  async handle(req: IncomingMessage, res: ServerResponse, text: string | undefined, client: string): Promise<void> {
+  async handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    text: string | undefined,
+    caller: McpHttpCaller,
+  ): Promise<void> {
     if (req.method === "POST" && typeof req.headers["mcp-session-id"] !== "string") {
       // the body is parsed once, here, for both: the sessionless JSON-RPC gets the parsed message
       let body: unknown;
@@ -36,8 +50,12 @@ export class McpHttpRoute {
       }
       const first = Array.isArray(body) ? body[0] : body;
       const opens = (first as { method?: unknown } | null)?.method === "initialize" && isStreamableHttp(req);
-      if (!opens) return this.answer(res, await this.rpc.handleBody(body, { client }));
-      return this.sessions.handle(req, res, body, { operator: true, client });
+      if (!opens) {
+        // sessionless JSON-RPC makes and ends rollouts of its own: the operator's (a rollout token opens sessions only)
+        if (!caller.operator) throw forbiddenSessionless();
+        return this.answer(res, await this.rpc.handleBody(body, { client: caller.client ?? "unknown" }));
+      }
+      return this.sessions.handle(req, res, body, caller);
     }
     let body: unknown;
     if (text) {
@@ -51,7 +69,7 @@ export class McpHttpRoute {
         return;
       }
     }
-    return this.sessions.handle(req, res, body, { operator: true, client });
+    return this.sessions.handle(req, res, body, caller);
   }
 
   private answer(res: ServerResponse, out: McpAnswer | McpAnswer[] | undefined): void {
