@@ -1,3 +1,4 @@
+import { SKYPILOT_RUN } from "@benchmax/mcp";
 import { stringify } from "yaml";
 
 /**
@@ -220,30 +221,6 @@ export function skypilotTask(o: FleetOptions): Record<string, unknown> {
     run: SKYPILOT_RUN,
   };
 }
-
-/** The task's run script (bash): token check, SIGTERM passed on to every server, endpoint lines for the trainer. */
-export const SKYPILOT_RUN = `if [ -z "$BENCHMAX_TOKEN" ]; then
-  echo "BENCHMAX_TOKEN is required: sky launch ... --secret BENCHMAX_TOKEN" >&2
-  exit 64
-fi
-# a SIGTERM (or SIGINT) to this script goes on to every server as SIGTERM: each drains (new rollouts refused, live
-# ones served until released, DRAIN_GRACE_S seconds at most); then it exits
-PIDS=""
-stop() { kill -TERM $PIDS 2>/dev/null; wait; exit "$1"; }
-trap 'stop 143' TERM
-trap 'stop 130' INT
-IP=$(echo "$SKYPILOT_NODE_IPS" | sed -n "$((SKYPILOT_NODE_RANK + 1))p")
-benchmax serve "$BENCHMAX_ENV" --host 0.0.0.0 --port "$ROLLOUT_PORT" --drain-grace "$DRAIN_GRACE_S" &
-PIDS="$!"
-echo "BENCHMAX_ROLLOUT_ENDPOINT http://\${IP}:\${ROLLOUT_PORT}"
-for i in $(seq 0 $((SERVERS_PER_NODE - 1))); do
-  PORT=$((BASE_PORT + i))
-  benchmax serve "$BENCHMAX_ENV" --mcp --host 0.0.0.0 --port "$PORT" --drain-grace "$DRAIN_GRACE_S" &
-  PIDS="$PIDS $!"
-  echo "BENCHMAX_ENDPOINT http://\${IP}:\${PORT}/mcp"
-done
-wait
-`;
 
 /** YAML text of one object, after a `#` comment block. */
 export function yamlFile(comment: string, doc: unknown): string {

@@ -45,6 +45,34 @@ export interface SkyPilotOptions {
 export const ROLLOUT_ENDPOINT_MARKER = "BENCHMAX_ROLLOUT_ENDPOINT";
 
 /**
+ * The run script (bash) of every SkyPilot env-server task (this provisioner's and `benchmax deploy skypilot`'s): token
+ * check, a SIGTERM passed on to every server (each drains for DRAIN_GRACE_S seconds at most), endpoint lines for the
+ * trainer.
+ */
+export const SKYPILOT_RUN = `if [ -z "$BENCHMAX_TOKEN" ]; then
+  echo "BENCHMAX_TOKEN is required: sky launch ... --secret BENCHMAX_TOKEN" >&2
+  exit 64
+fi
+# a SIGTERM (or SIGINT) to this script goes on to every server as SIGTERM: each drains (new rollouts refused, live
+# ones served until released, DRAIN_GRACE_S seconds at most); then it exits
+PIDS=""
+stop() { kill -TERM $PIDS 2>/dev/null; wait; exit "$1"; }
+trap 'stop 143' TERM
+trap 'stop 130' INT
+IP=$(echo "$SKYPILOT_NODE_IPS" | sed -n "$((SKYPILOT_NODE_RANK + 1))p")
+benchmax serve "$BENCHMAX_ENV" --host 0.0.0.0 --port "$ROLLOUT_PORT" --drain-grace "$DRAIN_GRACE_S" &
+PIDS="$!"
+echo "${ROLLOUT_ENDPOINT_MARKER} http://\${IP}:\${ROLLOUT_PORT}"
+for i in $(seq 0 $((SERVERS_PER_NODE - 1))); do
+  PORT=$((BASE_PORT + i))
+  benchmax serve "$BENCHMAX_ENV" --mcp --host 0.0.0.0 --port "$PORT" --drain-grace "$DRAIN_GRACE_S" &
+  PIDS="$PIDS $!"
+  echo "${ENDPOINT_MARKER} http://\${IP}:\${PORT}/mcp"
+done
+wait
+`;
+
+/**
  * The SkyPilot task YAML: on each of M nodes (the image built by deploy/docker/Dockerfile), one `benchmax serve <env>`
  * rollout-API server and N `benchmax serve <env> --mcp` servers, all requiring the fleet token, which comes from the
  * `BENCHMAX_TOKEN` secret (`sky launch … --secret BENCHMAX_TOKEN`); without it the task exits before serving.
@@ -75,29 +103,8 @@ envs:
   DRAIN_GRACE_S: 20
 secrets:
   BENCHMAX_TOKEN: null
-run: |
-  if [ -z "$BENCHMAX_TOKEN" ]; then
-    echo "BENCHMAX_TOKEN is required: sky launch ... --secret BENCHMAX_TOKEN" >&2
-    exit 64
-  fi
-  # a SIGTERM (or SIGINT) to this script goes on to every server as SIGTERM: each drains (new rollouts refused, live
-  # ones served until released, DRAIN_GRACE_S seconds at most); then it exits
-  PIDS=""
-  stop() { kill -TERM $PIDS 2>/dev/null; wait; exit "$1"; }
-  trap 'stop 143' TERM
-  trap 'stop 130' INT
-  IP=$(echo "$SKYPILOT_NODE_IPS" | sed -n "$((SKYPILOT_NODE_RANK + 1))p")
-  benchmax serve "$BENCHMAX_ENV" --host 0.0.0.0 --port "$ROLLOUT_PORT" --drain-grace "$DRAIN_GRACE_S" &
-  PIDS="$!"
-  echo "${ROLLOUT_ENDPOINT_MARKER} http://\${IP}:\${ROLLOUT_PORT}"
-  for i in $(seq 0 $((SERVERS_PER_NODE - 1))); do
-    PORT=$((BASE_PORT + i))
-    benchmax serve "$BENCHMAX_ENV" --mcp --host 0.0.0.0 --port "$PORT" --drain-grace "$DRAIN_GRACE_S" &
-    PIDS="$PIDS $!"
-    echo "${ENDPOINT_MARKER} http://\${IP}:\${PORT}/mcp"
-  done
-  wait
 `);
+  doc.set("run", SKYPILOT_RUN);
   if (o.nodes !== undefined) doc.set("num_nodes", o.nodes);
   // the Dockerfile's skypilot stage (root, for SkyPilot's SSH), tagged apart from the server stage
   const image = `docker:benchmax/env-server-${o.env}:${o.version ?? "0.1.0"}-skypilot`;
