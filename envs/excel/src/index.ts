@@ -257,8 +257,8 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
       releaseInterpreters(state.ws?.dir);
       await state.ws?.remove();
     },
-    async reward({ state, rolloutId }) {
-      const { rewards, cases } = await scoreRollout(state, scorer, cfg);
+    async reward({ state, rolloutId, endsAt }) {
+      const { rewards, cases } = await scoreRollout(state, scorer, cfg, endsAt);
       state.detail = { cases, recalc: opts.recalc, replayed_calls: state.calls.length };
       scored.set(rolloutId, cases);
       return rewards;

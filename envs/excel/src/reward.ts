@@ -6,7 +6,15 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
-import { DatasetError, EnvError, type ScoreCase, type ScoreContext, type ScoreResult, Workspace } from "@benchmax/core";
+import {
+  DatasetError,
+  DEFAULT_TIMEOUTS,
+  EnvError,
+  type ScoreCase,
+  type ScoreContext,
+  type ScoreResult,
+  Workspace,
+} from "@benchmax/core";
 import type { CellMismatch, CompareResult } from "./compare.js";
 import { compareAsync, readShared, WorkerTimeoutError } from "./compare-pool.js";
 import type { ExcelTask } from "./dataset.js";
@@ -16,6 +24,7 @@ import {
   modelFileProblem,
   type RecalcMode,
   ReplayError,
+  ReplayTimeError,
   replayCalls,
   type ToolConfig,
   workbookBytes,
@@ -170,19 +179,38 @@ async function rolloutOutput(state: ExcelState, scorer: Scorer): Promise<Buffer>
   return finalBytes(bytes, scorer);
 }
 
+/**
+ * When replaying the model's calls must stop, given when the reward's time runs out (`endsAt`, the caller's limit;
+ * the core default when it gave none): a quarter of the limit (at least 5 s) is kept for recalculating and comparing
+ * what was replayed, so a rollout whose calls are slow only when replayed scores 0 instead of ending env_error.
+ */
+export function replayDeadline(endsAt: number | undefined, now = performance.now()): number {
+  const end = endsAt ?? now + DEFAULT_TIMEOUTS.rewardMs;
+  const left = Math.max(0, end - now);
+  return now + Math.max(0, left - Math.max(5_000, left / 4));
+}
+
 /** Score a finished rollout on every test case of its task. */
 export async function scoreRollout(
   state: ExcelState,
   scorer: Scorer,
   cfg: ToolConfig,
+  endsAt?: number,
 ): Promise<{ rewards: { pass: number; soft: number }; cases: CaseOutcome[] }> {
   const task: ExcelTask = state.task;
   const { answers, answerPosition } = task.groundTruth;
   const cases: CaseOutcome[] = [];
   const scratch: Workspace[] = [];
+  const replayEndsAt = replayDeadline(endsAt);
+  let outOfTime: string | undefined;
   try {
     for (let i = 0; i < answers.length; i++) {
       const n = task.init.caseNumbers[i] ?? i + 1;
+      if (outOfTime) {
+        // the replay budget is spent: the later cases are not replayed (the model's cost, scored 0)
+        cases.push({ case: n, pass: false, message: `scored 0: not replayed: ${outOfTime}`, mismatches: [] });
+        continue;
+      }
       const gold = await readGold(answers[i]!);
       let output: Buffer;
       try {
@@ -207,11 +235,17 @@ export async function scoreRollout(
                 return ws;
               },
               `test case ${n} input`,
+              replayEndsAt,
             );
             output = await finalBytes(after, scorer);
           }
         }
       } catch (e) {
+        if (e instanceof ReplayTimeError) {
+          outOfTime = e.message;
+          cases.push({ case: n, pass: false, message: `scored 0: ${e.message}`, mismatches: [] });
+          continue;
+        }
         if (e instanceof ReplayError || e instanceof WorkbookError || e instanceof OutputRecalcError) {
           cases.push({ case: n, pass: false, message: e.message, mismatches: [] });
           continue;

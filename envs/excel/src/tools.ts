@@ -273,25 +273,36 @@ export async function replayCalls(
   cfg: ToolConfig,
   scratch: () => Promise<Workspace>,
   what = "the test case input",
+  endsAt?: number,
 ): Promise<Buffer> {
   let current = input;
+  const pastBudget = () => endsAt !== undefined && performance.now() >= endsAt;
+  const outOfTime = (i: number) =>
+    new ReplayTimeError(
+      `replaying call #${i + 1} (${calls[i]!.name}) on ${what} ran out of the reward's time: replaying the model's calls is its own cost`,
+    );
   let fromModel = false;
   let replayWs: Workspace | undefined;
   for (let i = 0; i < calls.length; ) {
     const call = calls[i]!;
+    if (pastBudget()) throw outOfTime(i);
     if (call.name === "run_code" || call.name === "run_python") {
       try {
         const ws = (replayWs ??= await scratch()); // one folder: the replayed calls share one live interpreter
         const file = ws.resolve(WORKBOOK_FILE);
         await writeFile(file, current);
-        if (call.name === "run_code") await runCode(file, ws.dir, String(call.arguments.code), cfg.runCode);
-        else await runPython(file, ws.dir, String(call.arguments.code), cfg.runPython);
+        // the live call's limits (its per-call time-out), and the interpreter dies when the reward's time runs out
+        const limits = { endsAt };
+        if (call.name === "run_code")
+          await runCode(file, ws.dir, String(call.arguments.code), Object.assign({}, cfg.runCode, limits));
+        else await runPython(file, ws.dir, String(call.arguments.code), Object.assign({}, cfg.runPython, limits));
         const bytes = await readShared(file); // shared memory: inspected on a worker without a copy here
         const why = await modelFileProblem(bytes);
         if (why) throw new WorkbookError(`the workbook after ${call.name} cannot be opened: ${why}`);
         current = bytes;
         fromModel = true;
       } catch (e) {
+        if (pastBudget()) throw outOfTime(i);
         const msg = e instanceof ToolError || (e instanceof Error && e.name === "ToolError") ? e.message : String(e);
         throw new ReplayError(`replaying call #${i + 1} (${call.name}) failed: ${msg}`);
       }
@@ -325,4 +336,13 @@ export async function replayCalls(
 /** A recorded call failed on another test case (like solution code raising there): the case fails. */
 export class ReplayError extends Error {
   override name = "ReplayError";
+}
+
+/**
+ * Replaying the model's recorded calls ran out of the time the reward has for it: the model's cost (its calls can
+ * sleep or spin only when replayed), so the case — and every case after it — scores 0 instead of the rollout ending
+ * env_error at the reward's time limit.
+ */
+export class ReplayTimeError extends ReplayError {
+  override name = "ReplayTimeError";
 }

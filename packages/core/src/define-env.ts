@@ -181,7 +181,7 @@ export function defineEnv<T extends Task = Task, S = Record<string, never>>(cfg:
       return execute(t, parsed.data, s, rolloutId);
     },
 
-    async computeReward(rolloutId, messages: Message[], task) {
+    async computeReward(rolloutId, messages: Message[], task, options) {
       const s = slot(rolloutId);
       const ctx: RewardContext<T, S> = {
         rolloutId,
@@ -190,6 +190,8 @@ export function defineEnv<T extends Task = Task, S = Record<string, never>>(cfg:
         completion: lastAssistantText(messages),
         state: s.state,
       };
+      if (options?.timeoutMs !== undefined && options.timeoutMs > 0 && Number.isFinite(options.timeoutMs))
+        ctx.endsAt = performance.now() + options.timeoutMs;
       const out = rubric
         ? await rubric.score(ctx)
         : await (cfg.reward as Exclude<typeof cfg.reward, Rubric<T, S>>)(ctx);

@@ -61,6 +61,12 @@ export type SystemPromptOf<T> = { bivarianceHack(task: T): string }["bivarianceH
  * The contract every environment implements; runners, servers and trainers only talk to this.
  * All per-rollout state is keyed by `rolloutId`.
  */
+/** What the caller of `computeReward` tells the env about the call. */
+export interface RewardCallOptions {
+  /** The time limit the caller puts on this reward (ms), counted from the call. */
+  timeoutMs?: number;
+}
+
 export interface Env<T extends Task = Task> {
   readonly name: string;
   /** A short description for `benchmax list` / server metadata. */
@@ -78,8 +84,17 @@ export interface Env<T extends Task = Task> {
    * Throwing means the env itself is broken (→ env_error), or throwing an InfraError → infra_error.
    */
   runTool(rolloutId: string, call: ToolCallRequest): Promise<ToolResult>;
-  /** Score a finished rollout: named finite components. */
-  computeReward(rolloutId: string, messages: Message[], task: T): Promise<RewardComponents>;
+  /**
+   * Score a finished rollout: named finite components. `options.timeoutMs` is the time the caller gives it (its
+   * `rewardTimeoutMs`): past it the rollout ends env_error, so an env whose reward runs what the model asked for
+   * (replayed calls) can stop that work in time and score it as the model's failure instead.
+   */
+  computeReward(
+    rolloutId: string,
+    messages: Message[],
+    task: T,
+    options?: RewardCallOptions,
+  ): Promise<RewardComponents>;
   /** Optional group-relative scoring: extra components for each member, in order. */
   computeGroupReward?(group: GroupMember<T>[]): Promise<RewardComponents[]>;
   /** Weights combining components into `reward`. Components without a weight are reported only. */

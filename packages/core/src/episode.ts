@@ -681,7 +681,7 @@ export class Episode<T extends Task = Task> {
       try {
         const ms = this.options.rewardTimeoutMs ?? DEFAULT_TIMEOUTS.rewardMs;
         const raw = await withTimeout(
-          this.env.computeReward(this.rolloutId, messages ?? this.messages, this.task),
+          this.env.computeReward(this.rolloutId, messages ?? this.messages, this.task, { timeoutMs: ms }),
           ms,
           () => new EnvError(`${this.env.name}.computeReward did not return within ${ms} ms`),
         );

@@ -10,6 +10,11 @@ export interface RewardContext<T extends Task = Task, S = unknown> {
   completion: string;
   /** The env's per-rollout state (when the env has one). */
   state: S;
+  /**
+   * When the caller's reward time limit runs out (`performance.now()` clock), when it gave one: past it the rollout
+   * ends env_error. An env that runs the model's work while scoring can stop it before then (the model's failure).
+   */
+  endsAt?: number;
 }
 
 export interface RubricComponent<T extends Task = Task, S = unknown> {

@@ -21,7 +21,7 @@ export async function scoreCase<T extends Task>(env: Env<T>, c: ScoreCase, ctx: 
     await withTimeout(env.init(rolloutId, task), DEFAULT_TIMEOUTS.initMs, limit("init", DEFAULT_TIMEOUTS.initMs));
     const messages: Message[] = [{ role: "assistant", content: c.completion }];
     const raw = await withTimeout(
-      env.computeReward(rolloutId, messages, task),
+      env.computeReward(rolloutId, messages, task, { timeoutMs: DEFAULT_TIMEOUTS.rewardMs }),
       DEFAULT_TIMEOUTS.rewardMs,
       limit("computeReward", DEFAULT_TIMEOUTS.rewardMs),
     );

@@ -145,7 +145,7 @@ export async function rescoreRunDir(
       try {
         if (stateful) await env.restoreArtifacts!(id, artifacts);
         const rewards = await withTimeout(
-          env.computeReward(id, row.messages, task),
+          env.computeReward(id, row.messages, task, { timeoutMs: rewardMs }),
           rewardMs,
           () => new EnvError(`${env.name}.computeReward did not return within ${rewardMs} ms`),
         );
