@@ -8,6 +8,7 @@ export interface PublicPackage {
 export const root: string;
 export function publicPackages(): PublicPackage[];
 export function needsBuild(dir: string): boolean;
+export function buildStale(options?: { skip?: string[]; log?: (line: string) => void }): string[];
 export function packAll(options?: {
   outDir?: string;
   build?: boolean;

@@ -25,10 +25,10 @@ export function publicPackages() {
   return out;
 }
 
-/** dist/index.js missing, or older than a source file, tsup.config.ts or package.json. */
+/** dist/index.js or its types missing, or older than a source file, tsup.config.ts or package.json. */
 export function needsBuild(dir) {
   const out = join(dir, "dist/index.js");
-  if (!existsSync(out)) return true;
+  if (!existsSync(out) || !existsSync(join(dir, "dist/index.d.ts"))) return true;
   const built = statSync(out).mtimeMs;
   const newer = (p) =>
     existsSync(p) &&
@@ -60,15 +60,7 @@ export function packAll({ outDir = join(root, "dist-tarballs"), build = true, sk
   const pkgs = publicPackages().filter((p) => !skip.includes(p.name));
   mkdirSync(outDir, { recursive: true });
   for (const f of readdirSync(outDir)) if (f.endsWith(".tgz")) rmSync(join(outDir, f));
-  if (build) {
-    const order = [...pkgs].sort((a, b) => rank(a) - rank(b));
-    for (const p of order) {
-      const dir = join(root, p.dir);
-      if (!needsBuild(dir)) continue;
-      log(`building ${p.name}`);
-      run(process.execPath, [join(root, "node_modules/tsup/dist/cli-default.js")], dir);
-    }
-  }
+  if (build) buildStale({ skip, log });
   const pnpm = join(root, "scripts/pnpm.mjs");
   const made = [];
   for (const p of pkgs) {
@@ -80,6 +72,22 @@ export function packAll({ outDir = join(root, "dist-tarballs"), build = true, sk
     log(`packed ${p.name}@${p.version} → ${relative(process.cwd(), join(outDir, files[0]))}`);
   }
   return made;
+}
+
+/** Build (tsup) each public package whose dist/ is missing or stale, in dependency order; returns the names built. */
+export function buildStale({ skip = [], log = () => {} } = {}) {
+  const built = [];
+  const order = publicPackages()
+    .filter((p) => !skip.includes(p.name))
+    .sort((a, b) => rank(a) - rank(b));
+  for (const p of order) {
+    const dir = join(root, p.dir);
+    if (!needsBuild(dir)) continue;
+    log(`building ${p.name}`);
+    run(process.execPath, [join(root, "node_modules/tsup/dist/cli-default.js")], dir);
+    built.push(p.name);
+  }
+  return built;
 }
 
 /** Build order: core, then the libraries on it, then envs, then the CLI (which imports all of them). */

@@ -109,7 +109,8 @@ function packageDirOf(file: string): string | undefined {
 
 export function resolveEnvEntry(spec: string, cwd = process.cwd()): string {
   if (isPathSpec(spec)) return localEntry(resolve(cwd, spec));
-  const pkgName = spec.startsWith("@") ? spec : `@benchmax/env-${spec}`;
+  // a short name is one of ours (excel: @benchmax/env-excel); a published env of anyone's keeps its package name
+  const pkgName = spec.startsWith("@") || spec.startsWith("benchmax-env-") ? spec : `@benchmax/env-${spec}`;
   for (const base of searchBases(cwd)) {
     try {
       const entry = createRequire(join(base, "noop.js")).resolve(pkgName);

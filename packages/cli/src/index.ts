@@ -1,5 +1,6 @@
 import { DatasetError, InfraError, UsageError } from "@benchmax/core";
 import { Command, CommanderError } from "commander";
+import * as add from "./commands/add.js";
 import * as audit from "./commands/audit.js";
 import * as build from "./commands/build.js";
 import * as compare from "./commands/compare.js";
@@ -14,14 +15,15 @@ import * as play from "./commands/play.js";
 import * as report from "./commands/report.js";
 import * as rescore from "./commands/rescore.js";
 import * as score from "./commands/score.js";
+import * as search from "./commands/search.js";
 import * as serve from "./commands/serve.js";
 import * as validate from "./commands/validate.js";
 import * as watch from "./commands/watch.js";
 import { cliVersion } from "./version.js";
 
+export { deployFiles } from "./commands/deploy.js";
 export { type CompareOptions, type CompareResult, compareRuns, loadRunSummary } from "./compare-runs.js";
 export { createEnv, listInstalledEnvs, loadEnvModule, parseKeyValues, resolveEnvEntry } from "./env-loader.js";
-export { deployFiles } from "./commands/deploy.js";
 export {
   DEFAULT_BASE_IMAGE,
   envDockerfile,
@@ -60,6 +62,8 @@ export function buildProgram(): Command {
     rescore,
     watch,
     play,
+    search,
+    add,
     build,
     deploy,
   ]) {

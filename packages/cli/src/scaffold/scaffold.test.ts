@@ -79,7 +79,18 @@ describe("benchmax new", () => {
     const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
     // outside the repo: a name the user can publish, not our scope
     expect(pkg.name).toBe("benchmax-env-glossary-demo");
-    expect(pkg.exports["."]["@benchmax/source"]).toBe("./src/index.ts");
+    // found by `benchmax search` once published
+    expect(pkg.keywords).toContain("benchmax-env");
+    // installed @benchmax packages ship dist/ only, and so will this one: nothing asks for or serves the source
+    // condition outside the repo (its vitest config asked for it, and core resolved to a src/ it does not ship)
+    for (const f of ["package.json", "tsconfig.json", "vitest.config.ts"]) {
+      expect(readFileSync(join(dir, f), "utf8"), f).not.toContain("@benchmax/source");
+    }
+    expect(pkg.exports["."]).toEqual({
+      types: "./dist/index.d.ts",
+      import: "./dist/index.js",
+      default: "./dist/index.js",
+    });
     expect(pkg.dependencies["@benchmax/core"]).toMatch(/^\^\d+\.\d+\.\d+$/);
     accessSync(join(dir, "skyrl/run.sh"), constants.X_OK);
     expect(readFileSync(join(dir, "src/index.ts"), "utf8")).not.toContain("{{");
@@ -127,6 +138,28 @@ describe("benchmax new", () => {
       "@benchmax/core": "file:../node_modules/@benchmax/core",
       "@benchmax/cli": "file:../node_modules/@benchmax/cli",
     });
+  });
+
+  it("outside the repo, takes a version range of @benchmax packages npm installed above it from a registry", () => {
+    const project = tmp();
+    const lock: Record<string, unknown> = {};
+    for (const [n, resolved] of [
+      ["core", undefined],
+      ["cli", "http://127.0.0.1:4873/@benchmax/cli/-/cli-0.3.1.tgz"],
+      ["audit", "file:../packs/benchmax-audit-0.3.1.tgz"],
+    ] as const) {
+      mkdirSync(join(project, "node_modules/@benchmax", n), { recursive: true });
+      writeFileSync(join(project, "node_modules/@benchmax", n, "package.json"), `{"name":"@benchmax/${n}"}`);
+      lock[`node_modules/@benchmax/${n}`] = { version: "0.3.1", ...(resolved ? { resolved } : {}) };
+    }
+    writeFileSync(join(project, "node_modules/.package-lock.json"), JSON.stringify({ packages: lock }));
+    const res = scaffoldEnv({ name: "registry-demo", cwd: project });
+    const pkg = JSON.parse(readFileSync(join(project, "registry-demo/package.json"), "utf8"));
+    // from the registry (npm omits the URL with omit-lockfile-registry-resolved): a range; from a tarball: a link
+    expect(pkg.dependencies["@benchmax/core"]).toBe("^0.3.1");
+    expect(pkg.devDependencies["@benchmax/cli"]).toBe("^0.3.1");
+    expect(pkg.devDependencies["@benchmax/audit"]).toBe("file:../node_modules/@benchmax/audit");
+    expect(res.linked).toEqual({ "@benchmax/audit": "file:../node_modules/@benchmax/audit" });
   });
 
   it("prints next steps that work outside the repo (npm install replaced by links to this workspace)", async () => {
@@ -196,6 +229,13 @@ describe("benchmax new", () => {
     expect(res.files).toContain("LICENSE");
     const pkg = JSON.parse(readFileSync(join(res.dir, "package.json"), "utf8"));
     expect(pkg.dependencies["@benchmax/core"]).toBe("workspace:^");
+    // the workspace resolves its sources; pnpm publishes the exports without that condition
+    expect(pkg.exports["."]["@benchmax/source"]).toBe("./src/index.ts");
+    expect(pkg.publishConfig.exports["."]).toEqual({
+      types: "./dist/index.d.ts",
+      import: "./dist/index.js",
+      default: "./dist/index.js",
+    });
   });
 
   it("rejects a bad name or a non-empty target", () => {

@@ -1,4 +1,5 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UsageError } from "@benchmax/core";
@@ -71,6 +72,9 @@ function coreVersionOfThisCli(pkg = "core"): string {
     const ws = findWorkspaceRoot(root);
     const p = ws ? join(ws, "packages", pkg, "package.json") : undefined;
     if (p && existsSync(p)) return (JSON.parse(readFileSync(p, "utf8")) as { version: string }).version;
+    // an installed CLI: the copy it depends on
+    const own = createRequire(import.meta.url).resolve(`@benchmax/${pkg}/package.json`);
+    return (JSON.parse(readFileSync(own, "utf8")) as { version: string }).version;
   } catch {
     /* fall through */
   }
@@ -114,13 +118,18 @@ export function scaffoldEnv(options: ScaffoldOptions): ScaffoldResult {
   if (existsSync(dir) && readdirSync(dir).length > 0) throw new UsageError(`${dir} already exists and is not empty`);
   const workspace = findWorkspaceRoot(dir) !== undefined;
   const packageName = options.packageName ?? (workspace ? `@benchmax/env-${name}` : `benchmax-env-${name}`);
-  // outside the repo, use the @benchmax packages the user already installed (from the registry or from tarballs,
-  // which the registry may not have yet): a file: link to them, so that `npm install` never asks the registry for them
+  // outside the repo, use the @benchmax packages the user already installed: a copy from the registry by its version
+  // range, a copy from a tarball (which the registry may not have yet) by a file: link, so that `npm install` never
+  // asks the registry for it
   const linked: Record<string, string> = {};
+  const installed: Record<string, string> = {};
   if (!workspace) {
     for (const pkg of ["@benchmax/core", "@benchmax/cli", "@benchmax/audit"]) {
       const at = installedAbove(dirname(dir), pkg);
-      if (at) linked[pkg] = `file:${relative(dir, at).split("\\").join("/")}`;
+      if (!at) continue;
+      const fromRegistry = registryVersion(at, pkg);
+      if (fromRegistry) installed[pkg] = `^${fromRegistry}`;
+      else linked[pkg] = `file:${relative(dir, at).split("\\").join("/")}`;
     }
   }
   const vars: Record<string, string> = {
@@ -129,9 +138,16 @@ export function scaffoldEnv(options: ScaffoldOptions): ScaffoldResult {
     title: title(name),
     package: packageName,
     coreVersion:
-      options.coreVersion ?? (workspace ? "workspace:^" : (linked["@benchmax/core"] ?? `^${coreVersionOfThisCli()}`)),
-    cliVersion: workspace ? "workspace:^" : (linked["@benchmax/cli"] ?? `^${cliVersion()}`),
-    auditVersion: workspace ? "workspace:^" : (linked["@benchmax/audit"] ?? `^${coreVersionOfThisCli("audit")}`),
+      options.coreVersion ??
+      (workspace
+        ? "workspace:^"
+        : (linked["@benchmax/core"] ?? installed["@benchmax/core"] ?? `^${coreVersionOfThisCli()}`)),
+    cliVersion: workspace
+      ? "workspace:^"
+      : (linked["@benchmax/cli"] ?? installed["@benchmax/cli"] ?? `^${cliVersion()}`),
+    auditVersion: workspace
+      ? "workspace:^"
+      : (linked["@benchmax/audit"] ?? installed["@benchmax/audit"] ?? `^${coreVersionOfThisCli("audit")}`),
     zodVersion: SCAFFOLD_VERSIONS.zod,
     typescriptVersion: SCAFFOLD_VERSIONS.typescript,
     tsupVersion: SCAFFOLD_VERSIONS.tsup,
@@ -141,11 +157,12 @@ export function scaffoldEnv(options: ScaffoldOptions): ScaffoldResult {
   const src = templatesDir();
   const files: string[] = [];
   for (const rel of listTemplates(src)) {
-    const text = readFileSync(join(src, rel), "utf8").replace(/\{\{(\w+)\}\}/g, (m, k: string) => {
+    let text = readFileSync(join(src, rel), "utf8").replace(/\{\{(\w+)\}\}/g, (m, k: string) => {
       const v = vars[k];
       if (v === undefined) throw new Error(`template ${rel}: unknown placeholder ${m}`);
       return v;
     });
+    text = workspace ? publishWithoutSource(rel, text) : withoutSourceCondition(text);
     const target = join(dir, rel.slice(0, -".tmpl".length));
     mkdirSync(dirname(target), { recursive: true });
     writeFileSync(target, text);
@@ -170,5 +187,48 @@ export function installedAbove(from: string, pkg: string): string | undefined {
     const up = dirname(d);
     if (up === d) return undefined;
     d = up;
+  }
+}
+
+/**
+ * Outside the benchmax repo nothing serves the "@benchmax/source" condition: the installed @benchmax packages ship only
+ * dist/, and the new package's own src/ is not in its `files`. Its package.json, tsconfig and vitest config drop it.
+ */
+function withoutSourceCondition(text: string): string {
+  return text
+    .split("\n")
+    .filter((l) => !l.includes('"@benchmax/source"'))
+    .join("\n");
+}
+
+/** Inside the repo: the exports keep the source condition for the workspace, and pnpm publishes them without it. */
+function publishWithoutSource(rel: string, text: string): string {
+  if (rel !== "package.json.tmpl") return text;
+  const pkg = JSON.parse(text) as { exports?: unknown; publishConfig?: Record<string, unknown> };
+  const strip = (v: unknown): unknown =>
+    v && typeof v === "object"
+      ? Object.fromEntries(
+          Object.entries(v)
+            .filter(([k]) => k !== "@benchmax/source")
+            .map(([k, x]) => [k, strip(x)]),
+        )
+      : v;
+  pkg.publishConfig = { ...pkg.publishConfig, exports: strip(pkg.exports) };
+  return `${JSON.stringify(pkg, null, 2)}\n`;
+}
+
+/** The version of the copy of `pkg` at `dir` when npm installed it from a registry (not from a tarball or a link). */
+function registryVersion(dir: string, pkg: string): string | undefined {
+  const nodeModules = dirname(pkg.startsWith("@") ? dirname(dir) : dir);
+  try {
+    const lock = JSON.parse(readFileSync(join(nodeModules, ".package-lock.json"), "utf8")) as {
+      packages?: Record<string, { version?: string; resolved?: string; link?: boolean }>;
+    };
+    const entry = lock.packages?.[`node_modules/${pkg}`];
+    if (!entry?.version || entry.link) return undefined;
+    // npm records a registry copy's tarball URL (or nothing, with omit-lockfile-registry-resolved) and a file: spec else
+    return entry.resolved === undefined || /^https?:/.test(entry.resolved) ? entry.version : undefined;
+  } catch {
+    return undefined;
   }
 }
