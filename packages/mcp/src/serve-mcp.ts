@@ -1,18 +1,18 @@
 import type { Readable, Writable } from "node:stream";
-import { type Env, errorMessage, type Message, type Task, type ToolResult } from "@benchmax/core";
+import type { Env, Message, Task, ToolResult } from "@benchmax/core";
 import {
-  type ConnectionLimits,
   callToolResult,
   createMcpServer,
   HttpError,
   RolloutService,
   type ScoreOutcome,
   type ServedRollout,
+  type ServeEnvOptions,
   serveEnv,
   taskIdFromInitialize,
 } from "@benchmax/server";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { type CallToolResult, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 export {
   ROLLOUT_ID_HEADER,
@@ -136,52 +136,17 @@ export async function serveMcpStdio<T extends Task = Task>(
   };
 }
 
-export interface ServeMcpHttpOptions<T extends Task = Task> extends ServeMcpOptions<T>, ConnectionLimits {
-  /**
-   * Interface to bind. Default `$BENCHMAX_HOST`, else 127.0.0.1 (fleets set BENCHMAX_HOST=0.0.0.0). A non-loopback
-   * host with no token is refused unless `insecure`.
-   */
-  host?: string;
-  /** Serve on a non-loopback host with no token (anyone who reaches the port can drive rollouts). */
-  insecure?: boolean;
-  /** Without a token: more Host names and Origins to accept besides loopback ones. */
-  allowedHosts?: string[];
-  allowedOrigins?: string[];
-  /**
-   * Live rollouts one client may hold (default: maxRollouts). A client is the token it presents (see `clientTokens`),
-   * or its remote address on a server without a token.
-   */
-  maxRolloutsPerClient?: number;
-  /**
-   * At capacity, a client within its fair share (maxRollouts / clients) takes the place of the least recently used
-   * rollout of the client most over its share; only rollouts unused this long are taken (default 0: at once).
-   */
-  reclaimIdleMs?: number;
-  /**
-   * MCP sessions one rollout token may hold open (default 4): a further `initialize` with that token ends the
-   * rollout's oldest session. Every session, however opened, counts against `maxRollouts`.
-   */
-  maxSessionsPerRollout?: number;
+/**
+ * `serveEnv`'s options (the one HTTP host: limits, tokens and client tokens, admission, drain), with a required port
+ * and the host defaulting to `$BENCHMAX_HOST` (fleets set BENCHMAX_HOST=0.0.0.0), else 127.0.0.1.
+ */
+export interface ServeMcpHttpOptions<T extends Task = Task>
+  extends Omit<ServeEnvOptions, "tasks" | "port">,
+    ServeMcpOptions<T> {
   /** 0 = any free port (read it from the returned url). */
   port: number;
-  /**
-   * The operator's token. With it, every route but `GET /health` needs `Authorization: Bearer <token>` — or, on
-   * `/mcp` only, a rollout's own token, which opens a session on that rollout and nothing else.
-   */
-  token?: string;
-  /**
-   * More bearer tokens, one per client (needs `token`): each has the operator token's rights and is a client of its
-   * own for admission (fair share, `maxRolloutsPerClient`). Callers sharing a token are one client.
-   */
-  clientTokens?: string[];
-  /** Live rollouts at most (default 1024): a new session or rollout beyond it answers 503. */
-  maxRollouts?: number;
-  /** Release a rollout (and end its sessions) after this long without a request (ms). Default 10 min. */
+  /** Release a rollout (and end its sessions) after this long without a request (ms); `idleTimeoutMs` too. */
   sessionIdleMs?: number;
-  /** Largest request body in bytes (default 8 MiB). */
-  maxBodyBytes?: number;
-  /** How long `drain()` serves the live sessions at most (default 30 s). */
-  drainGraceMs?: number;
 }
 
 /**
