@@ -5,6 +5,7 @@ export default benchmaxVitest({
   // (sandboxed processes, namespaces) or LibreOffice running inside it. The formula engine, the scorer, the tools and
   // their quick cross-checks (recorded LibreOffice values, openpyxl through python3) stay fast.
   slow: [
+    "src/libreoffice-hang.test.ts", // a workbook that hangs LibreOffice, with victims in its batch
     "src/libreoffice-seal.test.ts", // LibreOffice sealed in the jail: no network, no host files
     "src/odd-formulas-lo.test.ts", // the odd-formula fixture re-checked against a live LibreOffice
     "src/hostile-xml-rollout.test.ts", // the built env: run_python in the jail and LibreOffice, event-loop delay

@@ -207,13 +207,24 @@ export function jailScript(spec: SofficeJailSpec): string {
     'mount -o remount,bind,ro "$R"',
     "trap - EXIT",
     "set +e",
+    // each output leaves the jail as soon as LibreOffice has renamed it into place (it writes a temp file first), so
+    // the host sees the batch's progress file by file: a file that holds the batch is found without re-running it
+    ...(spec.names.length ? [`(while :; do ${copyOut(spec.names)}; sleep 0.2; done) &`] : []),
     spec.makeTemplate ? `${run}; rc=$?; if [ "$rc" = 81 ]; then ${run}; rc=$?; fi` : `${run}; rc=$?`,
-    // whatever LibreOffice left running dies before its output is read
+    // whatever LibreOffice left running (and the copier) dies before the last outputs are copied
     "kill -9 -1 2>/dev/null",
-    ...spec.names.map((n) => `f="$R/s/o/"${q(n)}; if [ -f "$f" ] && [ ! -L "$f" ]; then cp "$f" "$H/out/"${q(n)}; fi`),
+    ...(spec.names.length ? [copyOut(spec.names)] : []),
     'exit "$rc"',
   ];
   return lines.join("\n");
+}
+
+/**
+ * Copy the outputs that exist (regular files, never links) to `$H/out`, each once, through a dot-named temp file
+ * renamed into place: a name the host sees in `$H/out` is a whole file.
+ */
+function copyOut(names: string[]): string {
+  return `for n in ${names.map(q).join(" ")}; do f="$R/s/o/$n"; if [ ! -e "$H/out/$n" ] && [ -f "$f" ] && [ ! -L "$f" ]; then cp "$f" "$H/out/.$n" && mv "$H/out/.$n" "$H/out/$n"; fi; done`;
 }
 
 /** The CPU group of each command line `jailCommand` made, removed by `runGroup` once that command has exited. */
@@ -297,7 +308,12 @@ export interface GroupRun {
  * `timeoutMs`. Resolves once every holder of its stderr is gone (so nothing it started is still running). Forked by
  * the jail helper (sandbox/spawner.ts), not by this process: a fork of a large env process stalls its event loop.
  */
-export function runGroup(argv: string[], timeoutMs: number, onSpawn?: (pid: number) => void): Promise<GroupRun> {
+export function runGroup(
+  argv: string[],
+  timeoutMs: number,
+  onSpawn?: (pid: number) => void,
+  signal?: AbortSignal,
+): Promise<GroupRun> {
   return new Promise((resolve, reject) => {
     const child = spawnJailProcess(
       argv,
@@ -324,16 +340,22 @@ export function runGroup(argv: string[], timeoutMs: number, onSpawn?: (pid: numb
       timedOut = true;
       kill();
     }, timeoutMs);
+    // the caller stops the run (its work is done elsewhere, or one of its files ran past its own limit)
+    const abort = () => kill();
+    signal?.addEventListener("abort", abort, { once: true });
+    if (signal?.aborted) queueMicrotask(abort);
     child.on("error", (e: Error) => {
+      signal?.removeEventListener("abort", abort);
       clearTimeout(timer);
       groups.get(argv)?.remove();
       reject(e);
     });
-    child.on("close", (code: number | null, signal: NodeJS.Signals | null) => {
+    child.on("close", (code: number | null, sig: NodeJS.Signals | null) => {
+      signal?.removeEventListener("abort", abort);
       clearTimeout(timer);
-      if (timedOut) kill(); // anything left in the group (an unjailed run) goes too
+      if (timedOut || signal?.aborted) kill(); // anything left in the group (an unjailed run) goes too
       groups.get(argv)?.remove();
-      resolve({ code, signal, stderr, timedOut, pid: child.pid });
+      resolve({ code, signal: sig, stderr, timedOut, pid: child.pid });
     });
   });
 }

@@ -6,14 +6,15 @@
  * - golds and model-written outputs never share a batch; inside a batch each file has an unguessable random name in a
  *   folder that cannot be listed, so a `[book0.xlsx]`-style reference resolves to nothing;
  * - external references in a model-written file are refused before LibreOffice sees it (external-refs.ts);
- * - a batch that fails or runs out of time is split and retried without the offending file.
+ * - a file that hangs is cut without re-running its batch: a batch runs from both ends, outputs come out file by file,
+ *   and a file is cut once it alone has held a process past the time limit (`runBatch`).
  * Without user namespaces the jail cannot be built: soffice then runs unjailed (external references still refused),
  * with a warning naming the reason, unless `jail: "require"`.
  */
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, rmSync } from "node:fs";
-import { cp, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -68,10 +69,18 @@ export class OutputRecalcError extends Error {
 
 export interface LibreOfficeOptions {
   soffice?: string;
-  /** Time limit of one conversion batch (default 120 s); the whole process tree is killed past it. */
+  /**
+   * Time limit of one file in a batch (default 120 s; the first file's includes LibreOffice's start): past it the
+   * process is killed with its whole tree and the file fails (for a model-written file: the model's failure).
+   */
   timeoutMs?: number;
-  /** soffice processes at once (each in its own jail). */
+  /** Batches at once (each of two files or more runs as two soffice processes, each in its own jail). */
   concurrency?: number;
+  /**
+   * How long every process of a batch may sit on one file before the batch's other files go back to the queue
+   * (default 10 s): they are converted by the next batch while the slow file keeps its process, up to `timeoutMs`.
+   */
+  stallMs?: number;
   /** Most files converted by one soffice process (default 64). */
   batchSize?: number;
   /** How long a free process waits for more files before starting a batch (default 20 ms). */
@@ -93,6 +102,32 @@ interface Pending {
   resolve(b: Buffer): void;
   reject(e: unknown): void;
 }
+
+/** One soffice process of a batch (runBatch), converting the batch's files in its own order. */
+interface Conversion {
+  /** Batch indices in the order this process converts them. */
+  readonly order: number[];
+  /** Position in `order` of the first file this process has no output for. */
+  pos: number;
+  /** The batch index of that file (undefined once all are out). */
+  readonly current: number | undefined;
+  /** When the current file became current (`performance.now()`; the first: when the process started). */
+  since: number;
+  ended: boolean;
+  stopped: boolean;
+  /** Why the process failed (the file's doing when it fails alone), or undefined. */
+  failure?: string;
+  /** The jail could not be built or soffice not started: never the file's doing. */
+  setupError?: unknown;
+  stop(): void;
+  /** New outputs since the last poll, by batch index; advances `pos`. */
+  poll(): Promise<Array<[number, Buffer]>>;
+  finished: Promise<void>;
+  cleanup(): Promise<void>;
+}
+
+/** How often a running batch's outputs are looked at (ms). */
+const POLL_MS = 200;
 
 const PREFIX = "benchmax-lo-";
 
@@ -125,14 +160,19 @@ function removeTemplates(): void {
 /**
  * Batched recalculation: files waiting while a conversion runs are converted together by the next soffice process
  * (`--convert-to` takes many files), so LibreOffice's start-up cost (seconds) is paid once per batch, not per file.
- * A batch that fails is split in halves and retried, so one bad file cannot fail the others.
+ * A file that hangs or crashes LibreOffice fails alone: the rest of its batch is converted from the other end, or
+ * goes back to the queue (`runBatch`).
  */
 export class LibreOfficeRecalc {
   private readonly free: number[] = [];
   private readonly pending: Pending[] = [];
   private readonly soffice: string;
   private readonly timeoutMs: number;
+  private readonly stallMs: number;
   private readonly batchSize: number;
+  /** Batches whose slot was handed back while their stalled files still run, and how many may be. */
+  private suspects = 0;
+  private readonly maxSuspects: number;
   private readonly windowMs: number;
   private readonly memoryMb: number;
   private readonly diskMb: number;
@@ -151,12 +191,14 @@ export class LibreOfficeRecalc {
     if (!bin) throw new InfraError("LibreOffice (soffice) is not installed; use recalc=embedded", { retryable: false });
     this.soffice = bin;
     this.timeoutMs = options.timeoutMs ?? 120_000;
+    this.stallMs = Math.max(POLL_MS, options.stallMs ?? 10_000);
     this.batchSize = Math.max(1, options.batchSize ?? 64);
     this.windowMs = Math.max(0, options.batchWindowMs ?? 20);
     this.memoryMb = options.memoryMb ?? 2048;
     this.diskMb = options.diskMb ?? 1024;
     const n = Math.max(1, options.concurrency ?? 2);
     for (let i = 0; i < n; i++) this.free.push(i);
+    this.maxSuspects = n;
     const fromEnv = process.env.BENCHMAX_LO_JAIL;
     const mode = options.jail ?? (fromEnv === "require" || fromEnv === "off" || fromEnv === "auto" ? fromEnv : "auto");
     const avail = mode === "off" ? { ok: false, reason: 'jail: "off"' } : sofficeJailAvailable(bin);
@@ -203,37 +245,128 @@ export class LibreOfficeRecalc {
         if (this.pending[i]!.kind === kind) batch.push(...this.pending.splice(i, 1));
         else i++;
       }
-      void this.runBatch(batch).finally(() => {
+      let freed = false;
+      // the slot comes back when the batch is done, or earlier once only its suspects are left running
+      const release = () => {
+        if (freed) return;
+        freed = true;
         this.free.push(slot);
         this.pump();
-      });
+      };
+      void this.runBatch(batch, release).finally(release);
     }
   }
 
-  private async runBatch(batch: Pending[], retried = false): Promise<void> {
-    let outs: Array<Buffer | undefined>;
-    try {
-      outs = await this.convert(batch.map((p) => p.xlsx));
-    } catch (e) {
-      if (batch.length > 1) {
-        // the offending file is in one half: split until it is alone; the rest is converted without it
-        const half = Math.ceil(batch.length / 2);
-        await this.runBatch(batch.slice(0, half), true);
-        await this.runBatch(batch.slice(half), true);
+  /** Files taken out of a batch (they waited behind a stalled file): first in line for the next batch. */
+  private requeue(files: Pending[]): void {
+    if (!files.length) return;
+    this.pending.unshift(...files);
+    this.pump();
+  }
+
+  /**
+   * Convert a batch: one soffice process converts it in order and, for two files or more, a second converts it in
+   * reverse, so a file that hangs holds neither side's files (each is taken from whichever side reaches it first).
+   * Outputs arrive file by file (the jail copies each out once LibreOffice has written it), so each process's current
+   * file is known: the first in its order without an output.
+   * - A file current for `timeoutMs` (the first: from the process's start) is cut: its process is killed and the file
+   *   fails (the model's failure for an output), without re-running the batch.
+   * - When every running process has been on its file for `stallMs`, the files no process is on go back to the
+   *   queue, first in line; the stalled files keep their processes until done or cut ("suspects"), and the batch's
+   *   slot is handed back (at most `concurrency` suspect runs at once beyond the slots).
+   * - Files a crashed process left are converted alone once; a file that fails alone is the file's doing.
+   */
+  private async runBatch(batch: Pending[], release?: () => void): Promise<void> {
+    const left = new Set(batch.map((_, i) => i));
+    const settle = (i: number, how: (p: Pending) => void) => {
+      if (!left.delete(i)) return;
+      how(batch[i]!);
+    };
+    const forward = batch.map((_, i) => i);
+    const orders = batch.length > 1 ? [forward, [...forward].reverse()] : [forward];
+    const procs = orders.map((order) => this.startConversion(batch, order));
+    let setupError: unknown;
+    let detached = false;
+    let done = false;
+    const tick = async () => {
+      const now = performance.now();
+      for (const p of procs) {
+        for (const [i, out] of await p.poll()) settle(i, (q) => q.resolve(out));
+      }
+      if (done) return;
+      const running = procs.filter((p) => !p.ended);
+      if (left.size === 0) {
+        for (const p of running) p.stop();
         return;
       }
-      for (const p of batch) p.reject(this.blame(p, e));
-      return;
+      // a process whose remaining files are all converted (by the other side) has nothing left to do
+      for (const p of running) if (!p.order.slice(p.pos).some((i) => left.has(i))) p.stop();
+      const live = running.filter((p) => !p.stopped);
+      // both sides on the same file: one is enough
+      if (live.length === 2 && live[0]!.current === live[1]!.current) {
+        const [a, b] = live;
+        (a!.since <= b!.since ? b! : a!).stop();
+      }
+      for (const p of live) {
+        if (p.stopped || now - p.since < this.timeoutMs) continue;
+        const i = p.current;
+        p.stop();
+        // the file fails once its process is gone (nothing of it outlives the answer)
+        if (i !== undefined)
+          settle(i, (q) => {
+            const why = `soffice timed out after ${this.timeoutMs} ms on this workbook (its workbook hung the recalculation)`;
+            void p.finished.then(() => q.reject(this.blame(q, new InfraError(why))));
+          });
+      }
+      const onIt = new Set(live.filter((p) => !p.stopped && p.current !== undefined).map((p) => p.current!));
+      const stalled = live.filter((p) => !p.stopped);
+      if (stalled.length && stalled.every((p) => now - p.since >= this.stallMs)) {
+        const back: Pending[] = [];
+        for (const i of [...left]) if (!onIt.has(i)) settle(i, (q) => back.push(q));
+        this.requeue(back);
+      }
+      if (!detached && release && left.size && [...left].every((i) => onIt.has(i))) {
+        if (this.suspects < this.maxSuspects) {
+          detached = true;
+          this.suspects++;
+          release();
+        }
+      }
+    };
+    let ticking = Promise.resolve();
+    const timer = setInterval(() => {
+      ticking = ticking.then(tick).catch(() => {});
+    }, POLL_MS);
+    try {
+      const ends = await Promise.allSettled(procs.map((p) => p.finished));
+      clearInterval(timer);
+      await ticking;
+      await tick();
+      done = true;
+      for (const e of ends) if (e.status === "rejected") setupError ??= e.reason;
+      for (const p of procs) if (p.setupError) setupError ??= p.setupError;
+      const rest = [...left];
+      if (!rest.length) return;
+      if (setupError) {
+        for (const i of rest) settle(i, (q) => q.reject(setupError));
+        return;
+      }
+      if (batch.length > 1) {
+        // left by a crash (or a process that produced nothing): each alone, once
+        for (const i of rest) {
+          const q = batch[i]!;
+          left.delete(i);
+          await this.runBatch([q]);
+        }
+        return;
+      }
+      const why = procs.map((p) => p.failure).find(Boolean) ?? "soffice produced no output file";
+      for (const i of rest) settle(i, (q) => q.reject(this.blame(q, new InfraError(why))));
+    } finally {
+      clearInterval(timer);
+      if (detached) this.suspects--;
+      await Promise.all(procs.map((p) => p.cleanup()));
     }
-    const missing: Pending[] = [];
-    batch.forEach((p, i) => {
-      const out = outs[i];
-      if (out) p.resolve(out);
-      else missing.push(p);
-    });
-    if (missing.length && batch.length > 1 && !retried) {
-      for (const p of missing) await this.runBatch([p], true);
-    } else for (const p of missing) p.reject(this.blame(p, new InfraError("soffice produced no output file")));
   }
 
   /** A model-written file that fails alone, with a working LibreOffice, is the model's doing. */
@@ -279,47 +412,103 @@ export class LibreOfficeRecalc {
     return dir;
   }
 
-  private async convert(files: Buffer[]): Promise<Array<Buffer | undefined>> {
-    const template = await this.profileTemplate();
+  /** Start one soffice process converting `batch` in `order`, in its own jail and scratch folder. */
+  private startConversion(batch: Pending[], order: number[]): Conversion {
     const dir = join(tmpdir(), `${PREFIX}${process.pid}-${randomBytes(8).toString("hex")}`);
-    const names = files.map(() => `${randomBytes(16).toString("hex")}.xlsx`);
-    try {
-      await mkdir(join(dir, "in"), { recursive: true, mode: 0o700 });
-      await mkdir(join(dir, "out"), { mode: 0o700 });
-      await Promise.all(files.map((b, i) => writeFile(join(dir, "in", names[i]!), b, { mode: 0o600 })));
-      if (!this.jailed) await cp(template, join(dir, "profile"), { recursive: true });
-      const argv = this.jailed
-        ? jailCommand({
-            installDir: this.installDir!,
-            hostDir: dir,
-            names,
-            template,
-            memoryMb: this.memoryMb,
-            diskMb: this.diskMb,
-          })
-        : this.unjailedCommand(dir, names, join(dir, "profile"));
-      this.processes++;
-      let run: Awaited<ReturnType<typeof runGroup>>;
-      let pid: number | undefined;
+    const names = order.map(() => `${randomBytes(16).toString("hex")}.xlsx`);
+    const abort = new AbortController();
+    const seen = new Set<number>();
+    const c: Conversion = {
+      order,
+      pos: 0,
+      since: performance.now(),
+      ended: false,
+      stopped: false,
+      get current() {
+        return c.order[c.pos];
+      },
+      stop() {
+        c.stopped = true;
+        abort.abort();
+      },
+      poll: async () => {
+        let listed: string[];
+        try {
+          listed = await readdir(join(dir, "out"));
+        } catch {
+          return [];
+        }
+        const have = new Set(listed);
+        const got: Array<[number, Buffer]> = [];
+        for (let k = 0; k < names.length; k++) {
+          const i = order[k]!;
+          if (seen.has(i) || !have.has(names[k]!)) continue;
+          const b = await readFile(join(dir, "out", names[k]!)).catch(() => undefined);
+          if (!b) continue;
+          seen.add(i);
+          got.push([i, b]);
+        }
+        const before = c.pos;
+        while (c.pos < order.length && seen.has(order[c.pos]!)) c.pos++;
+        if (c.pos !== before) c.since = performance.now();
+        return got;
+      },
+      finished: Promise.resolve(),
+      cleanup: async () => {
+        await c.finished.catch(() => {});
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+    c.finished = (async () => {
       try {
-        run = await runGroup(argv, this.timeoutMs, (p) => {
-          pid = p;
-          this.running.add(p);
-        });
+        const template = await this.profileTemplate();
+        await mkdir(join(dir, "in"), { recursive: true, mode: 0o700 });
+        await mkdir(join(dir, "out"), { mode: 0o700 });
+        await Promise.all(order.map((i, k) => writeFile(join(dir, "in", names[k]!), batch[i]!.xlsx, { mode: 0o600 })));
+        if (!this.jailed) await cp(template, join(dir, "profile"), { recursive: true });
+        const argv = this.jailed
+          ? jailCommand({
+              installDir: this.installDir!,
+              hostDir: dir,
+              names,
+              template,
+              memoryMb: this.memoryMb,
+              diskMb: this.diskMb,
+            })
+          : this.unjailedCommand(dir, names, join(dir, "profile"));
+        this.processes++;
+        c.since = performance.now();
+        let pid: number | undefined;
+        let run: Awaited<ReturnType<typeof runGroup>>;
+        try {
+          // a backstop only: each file's own limit is kept by runBatch
+          run = await runGroup(
+            argv,
+            this.timeoutMs * (order.length + 1),
+            (p) => {
+              pid = p;
+              this.running.add(p);
+            },
+            abort.signal,
+          );
+        } catch (e) {
+          throw new InfraError(`soffice failed to start: ${(e as Error).message}`);
+        } finally {
+          if (pid !== undefined) this.running.delete(pid);
+        }
+        if (c.stopped) return;
+        if (this.jailed && run.code === JAIL_SETUP_FAILED)
+          c.setupError = new InfraError(`the LibreOffice jail could not be built: ${run.stderr.trim().slice(-300)}`);
+        else if (run.timedOut) c.failure = `soffice timed out after ${this.timeoutMs * (order.length + 1)} ms`;
+        else if (run.signal) c.failure = `soffice was killed by ${run.signal}`;
+        else if (run.code !== 0) c.failure = `soffice exited with ${run.code}: ${run.stderr.trim().slice(0, 300)}`;
       } catch (e) {
-        throw new InfraError(`soffice failed to start: ${(e as Error).message}`);
+        c.setupError = e instanceof InfraError ? e : new InfraError(`soffice failed to start: ${(e as Error).message}`);
       } finally {
-        if (pid !== undefined) this.running.delete(pid);
+        c.ended = true;
       }
-      if (run.timedOut) throw new InfraError(`soffice timed out after ${this.timeoutMs} ms`);
-      if (this.jailed && run.code === JAIL_SETUP_FAILED)
-        throw new InfraError(`the LibreOffice jail could not be built: ${run.stderr.trim().slice(-300)}`);
-      if (run.signal) throw new InfraError(`soffice was killed by ${run.signal}`);
-      if (run.code !== 0) throw new InfraError(`soffice exited with ${run.code}: ${run.stderr.trim().slice(0, 300)}`);
-      return await Promise.all(names.map((n) => readFile(join(dir, "out", n)).catch(() => undefined)));
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    })();
+    return c;
   }
 
   /** Without namespaces: soffice on the host, a fresh copy of the profile per batch, in its own process group. */
