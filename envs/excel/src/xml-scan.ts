@@ -32,6 +32,14 @@ const isNameChar = (c: number) =>
   (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 46 || c === 45 || c === 58;
 const isSpace = (c: number) => c === 32 || c === 9 || c === 10 || c === 13;
 
+/** The wanted local name that `xml[start, end)` spells, or undefined (no string made for a name not wanted). */
+function matchLocal(xml: string, start: number, end: number, locals: ReadonlySet<string> | string): string | undefined {
+  const len = end - start;
+  if (typeof locals === "string") return len === locals.length && xml.startsWith(locals, start) ? locals : undefined;
+  for (const l of locals) if (len === l.length && xml.startsWith(l, start)) return l;
+  return undefined;
+}
+
 /**
  * Element scanner over `xml[from, to)`. `next` finds start tags of the given local names (any namespace prefix) in
  * document order; `element` reads a start tag's content up to its close tag. Each finds its way with `indexOf`, and
@@ -40,8 +48,8 @@ const isSpace = (c: number) => c === 32 || c === 9 || c === 10 || c === 13;
 export class XmlScanner {
   pos: number;
   private noGt = false;
-  /** Close tags known to be absent from a position on. */
-  private readonly noClose = new Map<string, number>();
+  /** Close tags known to be absent from a position on (made on the first miss). */
+  private noClose: Map<string, number> | undefined;
 
   constructor(
     readonly xml: string,
@@ -54,7 +62,6 @@ export class XmlScanner {
   /** The next start tag whose local name is in `locals`, from `pos` on; undefined when there is none. */
   next(locals: ReadonlySet<string> | string): StartTag | undefined {
     const { xml, to } = this;
-    const wanted = (l: string) => (typeof locals === "string" ? l === locals : locals.has(l));
     while (this.pos < to && !this.noGt) {
       const lt = xml.indexOf("<", this.pos);
       if (lt < 0 || lt >= to) {
@@ -69,9 +76,9 @@ export class XmlScanner {
       }
       this.pos = Math.max(e, lt + 1);
       if (e === lt + 1) continue;
-      const qname = xml.slice(lt + 1, e);
-      const local = colon >= 0 ? xml.slice(colon + 1, e) : qname;
-      if (!wanted(local)) continue;
+      const local = matchLocal(xml, colon >= 0 ? colon + 1 : lt + 1, e, locals);
+      if (local === undefined) continue;
+      const qname = colon >= 0 ? xml.slice(lt + 1, e) : local;
       const gt = xml.indexOf(">", e);
       if (gt < 0 || gt >= to) {
         this.noGt = true; // no tag after this one can end either
@@ -99,7 +106,7 @@ export class XmlScanner {
 
   /** The next `</qname>` (`</qname >` too) from `from`, within the scanner's end. */
   private closeOf(qname: string, from: number): { start: number; end: number } | undefined {
-    const known = this.noClose.get(qname);
+    const known = this.noClose?.get(qname);
     if (known !== undefined && from >= known) return undefined;
     const { xml, to } = this;
     const needle = `</${qname}`;
@@ -112,6 +119,7 @@ export class XmlScanner {
       if (j < to && xml.charCodeAt(j) === 62) return { start: i, end: j + 1 };
       p = Math.max(j, i + needle.length);
     }
+    this.noClose ??= new Map();
     this.noClose.set(qname, Math.min(known ?? from, from));
     return undefined;
   }
