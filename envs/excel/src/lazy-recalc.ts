@@ -25,7 +25,7 @@ import {
   type TableDef,
   type XlsxValues,
 } from "./xlsx-values.js";
-import { firstElement } from "./xml-scan.js";
+import { XmlScanner } from "./xml-scan.js";
 
 const require = createRequire(import.meta.url);
 const { slideFormula } = require("exceljs/lib/utils/shared-formula.js") as {
@@ -177,8 +177,16 @@ export class LazyRecalc {
       const sharedDeps: Array<[number, string, string]> = [];
       const odd = new Map<number, string>();
       for (const [k, c] of raw.cells) {
-        const f = firstElement(c.inner, "f");
-        if (!f) continue;
+        const scan = new XmlScanner(c.inner);
+        const tag = scan.next("f");
+        if (!tag) continue;
+        const f = scan.element(tag);
+        if (!f) {
+          // XML no parser accepts: what LibreOffice makes of the cell is its own, never the value after the tag
+          odd.set(k, "a formula element that is never closed");
+          formulas.set(k, "");
+          continue;
+        }
         const attrs = f.tag.attrs;
         const a = parseAttrs(attrs);
         const text = decode(f.inner);

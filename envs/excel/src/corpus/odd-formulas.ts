@@ -48,6 +48,7 @@ export const ODD_CASES: OddCase[] = [
   { name: "shared formula with a non-numeric si", f: '<f t="shared" si="x"/>' },
   { name: "a second master of shared group 0", f: '<f t="shared" ref="C11" si="0">A2*2</f>' },
   { name: "formula of an unknown type", f: '<f t="normal2">A1</f>' },
+  { name: "a formula element never closed", f: "<f>A1*2" },
 ];
 
 /** The workbook of one case alone (its cell in C1, the data around it): the scorer's view of one answer cell. */
