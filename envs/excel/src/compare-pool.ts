@@ -1,7 +1,7 @@
 /**
  * Compares (with their recalculation) on worker threads, so one rollout's big recalculation does not stall the
- * event loop the other rollouts run on, nor the compares queued behind it: jobs wait in one queue and go to the
- * next free worker. Used when the built worker (dist/compare-worker.js) exists; from sources (tests) the compare
+ * event loop the other rollouts run on, nor the compares queued behind it: jobs wait per rollout and are taken
+ * round-robin, each rollout's scoring has a worker-time budget, and long jobs do not hold the pool (ComparePool). Used when the built worker (dist/compare-worker.js) exists; from sources (tests) the compare
  * runs inline. `BENCHMAX_EXCEL_WORKERS=0` turns the pool off, `=N` sets its size (default 4–8).
  */
 import { open } from "node:fs/promises";
@@ -16,8 +16,29 @@ type JobMsg =
   | { kind?: "compare"; gold: Uint8Array; output?: Uint8Array; answerPosition: unknown; options: CompareOptions }
   | { kind: "inspect" | "seal"; bytes: Uint8Array };
 
+/**
+ * The worker time one rollout's scoring may use, all its cases together (compares and file checks). Shared by the
+ * jobs given it: a job runs at most what is left, and once it is spent the rollout's next jobs fail at once.
+ */
+export interface WorkerBudget {
+  /** Worker time allowed (ms). */
+  readonly limitMs: number;
+  /** Worker time used so far (ms). */
+  usedMs: number;
+}
+
+/** Default worker time of one rollout's scoring (all its cases). */
+export const ROLLOUT_WORKER_BUDGET_MS = 120_000;
+
+/** A fresh worker-time budget for one rollout's scoring. */
+export function workerBudget(limitMs = ROLLOUT_WORKER_BUDGET_MS): WorkerBudget {
+  return { limitMs, usedMs: 0 };
+}
+
 interface Job {
   msg: JobMsg;
+  /** Whose job it is: jobs are taken round-robin by owner, and an owner's time is charged here. */
+  owner: WorkerBudget;
   resolve(r: any): void;
   reject(e: unknown): void;
 }
@@ -26,9 +47,10 @@ interface Slot {
   worker: Worker;
   job?: Job;
   timer?: NodeJS.Timeout;
+  startedAt?: number;
 }
 
-/** A job ran past the pool's time limit: its worker was terminated. */
+/** A job ran past the pool's time limit, or its rollout's worker-time budget: its worker was terminated. */
 export class WorkerTimeoutError extends Error {
   override name = "WorkerTimeoutError";
 }
@@ -36,15 +58,47 @@ export class WorkerTimeoutError extends Error {
 /** Most time one job may run on a worker before the worker is terminated (a hostile file cannot hold a slot). */
 export const JOB_TIMEOUT_MS = 120_000;
 
+/** A job running longer than this no longer counts against the pool's size (a waiting job gets a worker of its own). */
+export const LONG_JOB_MS = 1000;
+
+export interface ComparePoolOptions {
+  /** Most time one job may run (default JOB_TIMEOUT_MS). */
+  jobTimeoutMs?: number;
+  /** When a running job counts as long (default LONG_JOB_MS). */
+  longJobMs?: number;
+}
+
+/**
+ * Worker threads shared fairly by rollouts:
+ * - jobs wait per owner (a rollout's budget) and are taken round-robin by owner, never first-come by case; while
+ *   other owners wait, an owner runs one job at a time;
+ * - a job runs at most `jobTimeoutMs` and at most what is left of its owner's worker-time budget; past either its
+ *   worker is terminated and the job fails with WorkerTimeoutError (scored as the model's failure);
+ * - jobs that have run past `longJobMs` stop counting against `size`: up to `size` more workers start for the jobs
+ *   waiting behind them, so long jobs cannot hold every worker while short ones queue (those extra workers end when
+ *   their job does).
+ */
 export class ComparePool {
   private readonly slots: Slot[] = [];
-  private readonly queue: Job[] = [];
+  /** Waiting jobs per owner, owners in round-robin order. */
+  private readonly queues = new Map<WorkerBudget, Job[]>();
+  private readonly jobTimeoutMs: number;
+  private readonly longJobMs: number;
+  private longTimer: NodeJS.Timeout | undefined;
+  private readonly anonymous = workerBudget(Number.POSITIVE_INFINITY);
+  /** When each owner was last served (a serial number), for the round-robin. */
+  private readonly served = new WeakMap<WorkerBudget, number>();
+  private serial = 0;
 
   constructor(
     private readonly script: URL,
     private readonly size: number,
-    private readonly jobTimeoutMs = JOB_TIMEOUT_MS,
-  ) {}
+    options: number | ComparePoolOptions = {},
+  ) {
+    const o = typeof options === "number" ? { jobTimeoutMs: options } : options;
+    this.jobTimeoutMs = o.jobTimeoutMs ?? JOB_TIMEOUT_MS;
+    this.longJobMs = o.longJobMs ?? LONG_JOB_MS;
+  }
 
   private spawn(): Slot {
     // a workbook too big for the heap fails its own job (ERR_WORKER_OUT_OF_MEMORY), not the process
@@ -55,30 +109,39 @@ export class ComparePool {
     worker.unref();
     const slot: Slot = { worker };
     worker.on("message", (m: { result?: CompareResult; error?: string }) => {
-      const job = slot.job;
-      slot.job = undefined;
-      if (slot.timer) clearTimeout(slot.timer);
+      const job = this.end(slot);
       worker.unref();
       if (job) {
         if (m.error !== undefined) job.reject(new Error(`compare worker: ${m.error}`));
         else job.resolve(m.result!);
       }
-      this.pump();
+      // a worker started beyond the pool's size ends with its job
+      if (this.slots.length > this.size) {
+        void worker.terminate();
+        this.drop(slot);
+      } else this.pump();
     });
     worker.on("error", (e) => {
-      if (slot.timer) clearTimeout(slot.timer);
-      slot.job?.reject(new Error(`the compare worker failed on this case: ${e.message}`));
-      slot.job = undefined;
+      this.end(slot)?.reject(new Error(`the compare worker failed on this case: ${e.message}`));
       this.drop(slot);
     });
     worker.on("exit", () => {
-      if (slot.timer) clearTimeout(slot.timer);
-      slot.job?.reject(new Error("the compare worker exited during this case"));
-      slot.job = undefined;
+      this.end(slot)?.reject(new Error("the compare worker exited during this case"));
       this.drop(slot);
     });
     this.slots.push(slot);
     return slot;
+  }
+
+  /** The slot's job is over: its time is charged to its owner. */
+  private end(slot: Slot): Job | undefined {
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.timer = undefined;
+    const job = slot.job;
+    slot.job = undefined;
+    if (job && slot.startedAt !== undefined) job.owner.usedMs += performance.now() - slot.startedAt;
+    slot.startedAt = undefined;
+    return job;
   }
 
   private drop(slot: Slot): void {
@@ -87,41 +150,114 @@ export class ComparePool {
     this.pump();
   }
 
+  /** Jobs running now that still count against the pool's size (not yet long). */
+  private counted(now: number): number {
+    return this.slots.filter((s) => s.job && now - s.startedAt! < this.longJobMs).length;
+  }
+
+  private running(owner: WorkerBudget): number {
+    return this.slots.filter((s) => s.job?.owner === owner).length;
+  }
+
+  /**
+   * The next job, round-robin by owner: the waiting owner served longest ago (never: first); an owner already running
+   * a job waits while another owner has jobs.
+   */
+  private next(): Job | undefined {
+    const owners = [...this.queues.keys()];
+    const eligible = owners.length === 1 ? owners : owners.filter((o) => this.running(o) === 0);
+    let pick: WorkerBudget | undefined;
+    for (const o of eligible) if (!pick || (this.served.get(o) ?? -1) < (this.served.get(pick) ?? -1)) pick = o;
+    if (!pick) return undefined;
+    this.served.set(pick, this.serial++);
+    const q = this.queues.get(pick)!;
+    const job = q.shift()!;
+    if (!q.length) this.queues.delete(pick);
+    return job;
+  }
+
   private pump(): void {
-    while (this.queue.length) {
-      let slot = this.slots.find((s) => !s.job);
-      if (!slot && this.slots.length < this.size) slot = this.spawn();
-      if (!slot) return;
-      const job = this.queue.shift()!;
+    const now = performance.now();
+    while (this.queues.size) {
+      if (this.counted(now) >= this.size || this.slots.length >= 2 * this.size) break;
+      const job = this.next();
+      if (!job) break;
+      const left = job.owner.limitMs - job.owner.usedMs;
+      if (left <= 0) {
+        job.reject(
+          new WorkerTimeoutError(
+            `this rollout's scoring used its worker time (${job.owner.limitMs} ms for all its cases); this case was not scored`,
+          ),
+        );
+        continue;
+      }
+      const limit = Math.min(this.jobTimeoutMs, left);
+      const slot = this.slots.find((s) => !s.job) ?? this.spawn();
       slot.job = job;
+      slot.startedAt = now;
       slot.worker.ref();
       slot.timer = setTimeout(() => {
-        const j = slot.job;
-        slot.job = undefined;
-        j?.reject(new WorkerTimeoutError(`the work on this file ran past ${this.jobTimeoutMs} ms and was stopped`));
+        const j = this.end(slot);
+        j?.reject(
+          new WorkerTimeoutError(
+            limit < this.jobTimeoutMs
+              ? `the work on this file ran past what was left of this rollout's worker time (${job.owner.limitMs} ms for all its cases) and was stopped`
+              : `the work on this file ran past ${this.jobTimeoutMs} ms and was stopped`,
+          ),
+        );
         void slot.worker.terminate();
         this.drop(slot);
-      }, this.jobTimeoutMs);
+      }, limit);
       slot.timer.unref();
       const m = job.msg;
       slot.worker.postMessage({ id: 0, ...m }, "bytes" in m ? movable(m.bytes) : movable(m.gold, m.output));
     }
+    this.watchLong();
+  }
+
+  /** While jobs wait behind running ones, look again when the oldest running job becomes long. */
+  private watchLong(): void {
+    if (this.longTimer || !this.queues.size) return;
+    const starts = this.slots.filter((s) => s.job).map((s) => s.startedAt!);
+    if (!starts.length) return;
+    const now = performance.now();
+    const due = starts.filter((t) => now - t < this.longJobMs).map((t) => t + this.longJobMs - now);
+    if (!due.length) return;
+    this.longTimer = setTimeout(
+      () => {
+        this.longTimer = undefined;
+        this.pump();
+      },
+      Math.max(1, Math.min(...due)),
+    );
+    this.longTimer.unref();
+  }
+
+  private enqueue(
+    msg: JobMsg,
+    owner: WorkerBudget | undefined,
+    resolve: (r: any) => void,
+    reject: (e: unknown) => void,
+  ) {
+    const o = owner ?? this.anonymous;
+    let q = this.queues.get(o);
+    if (!q) this.queues.set(o, (q = []));
+    q.push({ msg, owner: o, resolve, reject });
+    this.pump();
   }
 
   /** Run the inspection of a model-written file (xlsx-inspect.ts) on a worker. */
-  inspect(bytes: Buffer): Promise<string | undefined> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ msg: { kind: "inspect", bytes: shareable(bytes) }, resolve, reject });
-      this.pump();
-    });
+  inspect(bytes: Buffer, owner?: WorkerBudget): Promise<string | undefined> {
+    return new Promise((resolve, reject) =>
+      this.enqueue({ kind: "inspect", bytes: shareable(bytes) }, owner, resolve, reject),
+    );
   }
 
   /** Refuse a model-written file's external references (external-refs.ts) on a worker: the sealed bytes, or undefined when unchanged. */
-  seal(bytes: Buffer): Promise<Uint8Array | undefined> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ msg: { kind: "seal", bytes: shareable(bytes) }, resolve, reject });
-      this.pump();
-    });
+  seal(bytes: Buffer, owner?: WorkerBudget): Promise<Uint8Array | undefined> {
+    return new Promise((resolve, reject) =>
+      this.enqueue({ kind: "seal", bytes: shareable(bytes) }, owner, resolve, reject),
+    );
   }
 
   compare(
@@ -129,18 +265,32 @@ export class ComparePool {
     output: Buffer | undefined,
     answerPosition: unknown,
     options: CompareOptions,
+    owner?: WorkerBudget,
   ): Promise<CompareResult> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({
-        msg: { gold: shareable(gold), output: output && shareable(output), answerPosition, options },
+    return new Promise((resolve, reject) =>
+      this.enqueue(
+        { gold: shareable(gold), output: output && shareable(output), answerPosition, options },
+        owner,
         resolve,
         reject,
-      });
-      this.pump();
-    });
+      ),
+    );
+  }
+
+  /** Workers started, jobs running, jobs waiting. */
+  stats(): { workers: number; running: number; long: number; queued: number } {
+    const now = performance.now();
+    const running = this.slots.filter((s) => s.job).length;
+    return {
+      workers: this.slots.length,
+      running,
+      long: running - this.counted(now),
+      queued: [...this.queues.values()].reduce((a, q) => a + q.length, 0),
+    };
   }
 
   async close(): Promise<void> {
+    if (this.longTimer) clearTimeout(this.longTimer);
     await Promise.all(this.slots.map((s) => s.worker.terminate()));
     this.slots.length = 0;
   }
@@ -197,10 +347,10 @@ function sharedPool(): ComparePool | null {
  * Why a model-written workbook may not be parsed (xlsx-inspect.ts), or undefined: on a worker thread when the pool
  * is available, else inline.
  */
-export function inspectAsync(bytes: Buffer): Promise<string | undefined> {
+export function inspectAsync(bytes: Buffer, owner?: WorkerBudget): Promise<string | undefined> {
   const p = sharedPool();
   if (!p) return Promise.resolve(inspectXlsx(bytes));
-  return p.inspect(bytes);
+  return p.inspect(bytes, owner);
 }
 
 /**
@@ -220,8 +370,9 @@ export function compareAsync(
   output: Buffer | undefined,
   answerPosition: unknown,
   options: CompareOptions = {},
+  owner?: WorkerBudget,
 ): Promise<CompareResult> {
   const p = sharedPool();
   if (!p) return Promise.resolve(compareWorkbooks(gold, output, answerPosition, options));
-  return p.compare(gold, output, answerPosition, options);
+  return p.compare(gold, output, answerPosition, options, owner);
 }

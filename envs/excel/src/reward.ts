@@ -16,7 +16,7 @@ import {
   Workspace,
 } from "@benchmax/core";
 import type { CellMismatch, CompareResult } from "./compare.js";
-import { compareAsync, readShared, WorkerTimeoutError } from "./compare-pool.js";
+import { compareAsync, readShared, type WorkerBudget, WorkerTimeoutError, workerBudget } from "./compare-pool.js";
 import type { ExcelTask } from "./dataset.js";
 import { findSoffice, type LibreOfficeRecalc, OutputRecalcError } from "./libreoffice.js";
 import {
@@ -94,10 +94,11 @@ async function judge(
   scorer: Scorer,
   recalcOutput = false,
   input?: () => Promise<Buffer | undefined>,
+  owner?: WorkerBudget,
 ): Promise<CaseOutcome> {
   let r: CompareResult;
   try {
-    r = await compareAsync(gold, output, answerPosition, { recalcOutput });
+    r = await compareAsync(gold, output, answerPosition, { recalcOutput }, owner);
   } catch (e) {
     // a file whose parse or recalculation ran past the worker's time limit: the model's output (golds are the task's)
     if (e instanceof WorkerTimeoutError)
@@ -139,7 +140,7 @@ async function judge(
     }
     // LibreOffice's re-save of the model's file is still the model's XML: read on a worker, not on the event loop
     try {
-      r = await compareAsync(g, o, answerPosition, { recalcGold: !goldToo });
+      r = await compareAsync(g, o, answerPosition, { recalcGold: !goldToo }, owner);
     } catch (e) {
       if (e instanceof WorkerTimeoutError)
         return { case: n, pass: false, message: `scored 0: ${e.message}`, mismatches: [] };
@@ -170,10 +171,10 @@ async function inputUnscorable(
  * Case 1's output: the rollout's workbook. A file the model's code wrote last is scored from its bytes (inspected on
  * a worker, recalculated lazily there), never parsed on the env's thread; a refused file fails the case.
  */
-async function rolloutOutput(state: ExcelState, scorer: Scorer): Promise<Buffer> {
+async function rolloutOutput(state: ExcelState, scorer: Scorer, owner?: WorkerBudget): Promise<Buffer> {
   const bytes = await workbookBytes(state);
   if (state.modelFile) {
-    const why = await modelFileProblem(bytes);
+    const why = await modelFileProblem(bytes, owner);
     if (why) throw new WorkbookError(`scored 0: the workbook file the model's code wrote cannot be opened: ${why}`);
   }
   return finalBytes(bytes, scorer);
@@ -202,6 +203,8 @@ export async function scoreRollout(
   const cases: CaseOutcome[] = [];
   const scratch: Workspace[] = [];
   const replayEndsAt = replayDeadline(endsAt);
+  // the rollout's share of the scoring workers: all its cases together (compare-pool.ts)
+  const owner = workerBudget();
   let outOfTime: string | undefined;
   try {
     for (let i = 0; i < answers.length; i++) {
@@ -215,7 +218,7 @@ export async function scoreRollout(
       let output: Buffer;
       try {
         if (i === 0) {
-          output = state.calls.length === 0 ? await workbookBytes(state) : await rolloutOutput(state, scorer);
+          output = state.calls.length === 0 ? await workbookBytes(state) : await rolloutOutput(state, scorer, owner);
         } else {
           const input = await readFile(task.init.inputs[i]!).catch((e) => {
             throw new DatasetError(
@@ -254,7 +257,9 @@ export async function scoreRollout(
       }
       const inputPath = task.init.inputs[i];
       const input = inputPath ? () => readFile(inputPath).catch(() => undefined) : undefined;
-      cases.push(await judge(n, gold, answers[i]!, output, answerPosition, scorer, lazyOutputs.has(output), input));
+      cases.push(
+        await judge(n, gold, answers[i]!, output, answerPosition, scorer, lazyOutputs.has(output), input, owner),
+      );
     }
   } finally {
     await Promise.all(scratch.map((w) => w.remove()));

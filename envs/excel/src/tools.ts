@@ -5,7 +5,7 @@ import { type Tool, ToolError, tool, Workspace } from "@benchmax/core";
 import { z } from "zod";
 import type { BookReply } from "./book-host.js";
 import { bookAsync } from "./book-pool.js";
-import { inspectAsync, readShared } from "./compare-pool.js";
+import { inspectAsync, readShared, type WorkerBudget } from "./compare-pool.js";
 import type { ExcelTask } from "./dataset.js";
 import { MUTATING, type OpName, schemas } from "./operations.js";
 import { type RunCodeOptions, runCode } from "./run-code.js";
@@ -83,9 +83,9 @@ export async function workbookBytes(state: ExcelState): Promise<Buffer> {
 }
 
 /** Why a model-written workbook file may not be parsed (on a worker thread), or undefined. */
-export async function modelFileProblem(bytes: Buffer): Promise<string | undefined> {
+export async function modelFileProblem(bytes: Buffer, owner?: WorkerBudget): Promise<string | undefined> {
   try {
-    return await inspectAsync(bytes);
+    return await inspectAsync(bytes, owner);
   } catch (e) {
     return (e as Error).message;
   }
