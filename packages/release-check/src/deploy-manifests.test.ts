@@ -162,14 +162,17 @@ describe("deploy/k8s", () => {
     const [rollout, mcp] = pod.containers;
     const grace = Number(rollout.env.find((e: { name: string }) => e.name === "BENCHMAX_DRAIN_GRACE").value);
     expect(grace).toBeGreaterThan(0);
-    expect(mcp.env.some((e: { name: string }) => e.name === "BENCHMAX_DRAIN_GRACE")).toBe(false);
+    // the MCP server on 8080 drains too, with the same grace
+    expect(mcp.env.find((e: { name: string }) => e.name === "BENCHMAX_DRAIN_GRACE").value).toBe(String(grace));
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(grace + CLOSE_WAIT_S);
     // no preStop: the draining server refuses new rollouts itself; a sleep would keep the door open longer
     for (const c of pod.containers) expect(c.lifecycle).toBeUndefined();
     // a drain outside a pod deletion (which stops liveness probes) is not cut short by a liveness restart: the
     // probe's failures, periodSeconds apart, span more than the drain and the close
-    const live = rollout.livenessProbe;
-    expect(live.periodSeconds * (live.failureThreshold - 1)).toBeGreaterThan(grace + CLOSE_WAIT_S);
+    for (const c of pod.containers) {
+      const live = c.livenessProbe;
+      expect(live.periodSeconds * (live.failureThreshold - 1)).toBeGreaterThan(grace + CLOSE_WAIT_S);
+    }
   });
 
   it("a PodDisruptionBudget paces evictions one pod at a time, selecting the Deployment's pods", () => {
@@ -256,12 +259,12 @@ describe("deploy/docker", () => {
       expect(rollout.stdout).toBe("benchmax serve math --host 0.0.0.0 --port 8000 --log-level info\n");
       const mcp = run({ BENCHMAX_TOKEN: "t", BENCHMAX_MODE: "mcp", BENCHMAX_PORT: "8081" });
       expect(mcp.stdout).toBe("benchmax serve math --mcp --host 0.0.0.0 --port 8081 --log-level info\n");
-      // the drain grace reaches the rollout server; an MCP server closes at once and takes no such flag
+      // the drain grace reaches the server in both modes (an MCP server on a port drains too)
       expect(run({ BENCHMAX_TOKEN: "t", BENCHMAX_DRAIN_GRACE: "30" }).stdout).toBe(
         "benchmax serve math --host 0.0.0.0 --port 8000 --drain-grace 30 --log-level info\n",
       );
       expect(run({ BENCHMAX_TOKEN: "t", BENCHMAX_MODE: "mcp", BENCHMAX_DRAIN_GRACE: "30" }).stdout).toBe(
-        "benchmax serve math --mcp --host 0.0.0.0 --port 8080 --log-level info\n",
+        "benchmax serve math --mcp --host 0.0.0.0 --port 8080 --drain-grace 30 --log-level info\n",
       );
       const bad = run({ BENCHMAX_TOKEN: "t", BENCHMAX_MODE: "both" });
       expect(bad.status).toBe(64);
