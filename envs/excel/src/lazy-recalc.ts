@@ -14,6 +14,7 @@ import {
   type FormulaSource,
   RecalcBudgetError,
 } from "./formula-engine.js";
+import { HiddenCells } from "./merged-cells.js";
 import { fromExcel, type PyValue } from "./py-values.js";
 import { PyError } from "./python.js";
 import {
@@ -274,10 +275,12 @@ export class LazyRecalc {
       if (rects.some((r) => row >= r.minRow && row <= r.maxRow && col >= r.minCol && col <= r.maxCol))
         targets.push([row, col]);
     }
+    const hidden = new HiddenCells(rects);
+    for (const ref of m.merges) hidden.add(ref);
     for (const [row, col] of targets) {
       const k = cellKey(row, col);
       if (this.options.onlyMissing && out.get(k) !== null && out.get(k) !== undefined && out.get(k) !== "") continue;
-      if (out.get(k) === null && hiddenByMerge(m.merges, row, col)) continue;
+      if (out.get(k) === null && hidden.has(row, col)) continue;
       const v = this.engine.evaluate(sheet, row, col);
       if (this.engine.isCircular(sheet, row, col)) {
         out.set(k, null);
@@ -309,19 +312,4 @@ export class LazyRecalc {
       throw e;
     }
   }
-}
-
-function hiddenByMerge(merges: string[], row: number, col: number): boolean {
-  for (const ref of merges) {
-    const [a, b] = ref.split(":");
-    const pa = /^([A-Z]+)(\d+)$/.exec(a ?? "");
-    const pb = /^([A-Z]+)(\d+)$/.exec(b ?? a ?? "");
-    if (!pa || !pb) continue;
-    const c1 = columnIndex(pa[1]!);
-    const r1 = Number(pa[2]);
-    const c2 = columnIndex(pb[1]!);
-    const r2 = Number(pb[2]);
-    if (row >= r1 && row <= r2 && col >= c1 && col <= c2 && !(row === r1 && col === c1)) return true;
-  }
-  return false;
 }

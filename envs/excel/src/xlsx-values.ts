@@ -6,6 +6,7 @@
  */
 import { columnIndex } from "./column-letters.js";
 import type { TableArea } from "./formula/evaluate.js";
+import { HiddenCells } from "./merged-cells.js";
 import { castNumber, fromExcel, fromISO8601, type PyValue } from "./py-values.js";
 import { PyError, pyIntFromString } from "./python.js";
 import { elements, firstElement, scanAttrs, startTags, XmlScanner } from "./xml-scan.js";
@@ -409,13 +410,20 @@ export class XlsxValues {
       return false;
     };
     const styles = this.getStyles();
+    const hidden = new HiddenCells(rects);
+    let merges = 0;
     this.scanSheet(
       entry.part,
-      (ref) => this.applyMerge(out, ref, inside),
+      (ref) => {
+        hidden.add(ref);
+        merges++;
+      },
       (a, inner, row, col) => {
         if (inside(row, col)) out.set(cellKey(row, col), this.cellValue(a, inner, styles, entry.part));
       },
     );
+    // cells a merged range hides (all but its top-left) read as None
+    if (merges) for (const k of out.keys()) if (hidden.has(Math.floor(k / 32768), k % 32768)) out.set(k, null);
     return out;
   }
 
@@ -531,24 +539,6 @@ export class XlsxValues {
     const st = this.getStyles();
     const id = raw.a.s ? Number.parseInt(raw.a.s, 10) : 0;
     return { date: st.date.has(id), timedelta: st.timedelta.has(id) };
-  }
-
-  private applyMerge(out: SheetCells, ref: string, inside: (r: number, c: number) => boolean): void {
-    const [a, b] = ref.split(":");
-    const ma = COORD.exec(a ?? "");
-    const mb = COORD.exec(b ?? a ?? "");
-    if (!ma || !mb) return;
-    const c1 = columnIndex(ma[1]!);
-    const r1 = Number(ma[2]);
-    const c2 = columnIndex(mb[1]!);
-    const r2 = Number(mb[2]);
-    for (const k of [...out.keys()]) {
-      const row = Math.floor(k / 32768);
-      const col = k % 32768;
-      if (row >= r1 && row <= r2 && col >= c1 && col <= c2 && !(row === r1 && col === c1) && inside(row, col)) {
-        out.set(k, null);
-      }
-    }
   }
 
   private cellValue(a: Record<string, string>, inner: string, styles: Styles, part: string): PyValue {

@@ -10,12 +10,12 @@ const N = 300_000;
 export const ANSWER = 471.3;
 
 /** A workbook with answer cell A1 (its XML given) and parts added or replaced. */
-export function book(answer: string, parts: Record<string, string> = {}, rows = ""): Buffer {
+export function book(answer: string, parts: Record<string, string> = {}, rows = "", after = ""): Buffer {
   const base = new ZipReader(rawSheetXlsx([answer]));
   const files = new Map<string, string | Buffer>(base.names().map((n) => [n, base.read(n)]));
-  if (rows) {
+  if (rows || after) {
     const sheet = base.readText("xl/worksheets/sheet1.xml");
-    files.set("xl/worksheets/sheet1.xml", sheet.replace("</sheetData>", `${rows}</sheetData>`));
+    files.set("xl/worksheets/sheet1.xml", sheet.replace("</sheetData>", `${rows}</sheetData>${after}`));
   }
   for (const [n, t] of Object.entries(parts)) files.set(n, t);
   return zipFiles([...files]);
