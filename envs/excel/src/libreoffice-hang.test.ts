@@ -78,4 +78,50 @@ describe.skipIf(!soffice)("a hanging workbook in a LibreOffice batch", () => {
     expect(hung!.ms).toBeLessThan(timeoutMs + 20_000);
     expect(lo.running.size).toBe(0);
   }, 300_000);
+
+  it("two hung files hold neither end: the files between them go back to the queue after stallMs, not to the limit", async () => {
+    const timeoutMs = 25_000;
+    const stallMs = 3000;
+    const lo = new LibreOfficeRecalc({ soffice: soffice!, timeoutMs, stallMs, batchWindowMs: 1000, concurrency: 1 });
+    const victim = (k: number) => rawSheetXlsx([`<c r="A1"><v>${k}</v></c>`, '<c r="B8"><f>6*7</f></c>']);
+    await lo.recalc(victim(0)); // the profile
+    const t0 = performance.now();
+    await Promise.all([1, 2].map((k) => lo.recalc(victim(k))));
+    const alone = performance.now() - t0;
+    const timed = (p: Promise<Buffer>) => {
+      const s = performance.now();
+      return p.then(
+        (b) => ({ ok: true as const, b, ms: performance.now() - s }),
+        (e: Error) => ({ ok: false as const, e, ms: performance.now() - s }),
+      );
+    };
+    // [v1, hang, v2, v3, hang, v4]: each end reaches one hung file; v2 and v3 sit between them
+    const runs = await Promise.all([
+      timed(lo.recalc(victim(1))),
+      timed(lo.recalc(hangBook())),
+      timed(lo.recalc(victim(2))),
+      timed(lo.recalc(victim(3))),
+      timed(lo.recalc(hangBook())),
+      timed(lo.recalc(victim(4))),
+    ]);
+    const victims = [runs[0]!, runs[2]!, runs[3]!, runs[5]!];
+    console.info(
+      `[env-excel] two hung files in a batch: victims ${victims.map((v) => (v.ms / 1000).toFixed(1)).join("/")} s (two alone: ${(alone / 1000).toFixed(1)} s); hung ${(runs[1]!.ms / 1000).toFixed(1)}/${(runs[4]!.ms / 1000).toFixed(1)} s`,
+    );
+    for (const v of victims) {
+      expect(v.ok).toBe(true);
+      // the outer ones within 2× alone; the middle ones wait for the two ends to stall, then for a new process: held
+      // about (their time alone + stallMs + one start), never to the hung files' limit
+      expect(v.ms).toBeLessThan(stallMs + 3 * alone + 3000);
+      expect(v.ms).toBeLessThan(timeoutMs);
+    }
+    expect(victims[0]!.ms).toBeLessThan(2 * alone);
+    expect(victims[3]!.ms).toBeLessThan(2 * alone);
+    for (const h of [runs[1]!, runs[4]!]) {
+      expect(h.ok).toBe(false);
+      expect(String((h as { e: Error }).e)).toMatch(/its workbook hung the recalculation/);
+      expect(h.ms).toBeLessThan(timeoutMs + 20_000);
+    }
+    expect(lo.running.size).toBe(0);
+  }, 300_000);
 });

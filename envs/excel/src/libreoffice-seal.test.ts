@@ -271,7 +271,15 @@ describe.skipIf(!soffice || !jail.ok)("LibreOffice seal", () => {
       expect(cellText((ok as PromiseFulfilledResult<Buffer>).value, "A1")).toBe("42");
       // the jail's processes (soffice.bin included) were seen running, and none is left
       expect(seen.size).toBeGreaterThan(2);
-      expect([...seen].filter(alive)).toEqual([]);
+      const cmd = (p: number) => {
+        try {
+          return readFileSync(`/proc/${p}/cmdline`, "utf8").replace(/\0/g, " ").slice(0, 120);
+        } catch {
+          return "";
+        }
+      };
+      const still = [...seen].filter(alive);
+      expect(still, still.map((p) => `${p}: ${cmd(p)}`).join("; ")).toEqual([]);
       expect(lo.running.size).toBe(0);
       // scratch folders removed (the process's profile template stays until exit)
       const left = readdirSync(tmpdir()).filter((n) => new RegExp(`^benchmax-lo-${process.pid}-[0-9a-f]+$`).test(n));

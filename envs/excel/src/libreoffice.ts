@@ -172,6 +172,8 @@ export class LibreOfficeRecalc {
   private readonly batchSize: number;
   /** Batches whose slot was handed back while their stalled files still run, and how many may be. */
   private suspects = 0;
+  /** A running estimate of a process's time to its first output (start-up and one file), ms. */
+  private startupMs = 0;
   private readonly maxSuspects: number;
   private readonly windowMs: number;
   private readonly memoryMb: number;
@@ -285,6 +287,13 @@ export class LibreOfficeRecalc {
     const forward = batch.map((_, i) => i);
     const orders = batch.length > 1 ? [forward, [...forward].reverse()] : [forward];
     const procs = orders.map((order) => this.startConversion(batch, order));
+    // once a process has exited: its last outputs are taken and its scratch folder removed
+    const drained = procs.map((p) =>
+      p.finished.then(async () => {
+        for (const [i, out] of await p.poll()) settle(i, (q) => q.resolve(out));
+        await p.cleanup();
+      }),
+    );
     let setupError: unknown;
     let detached = false;
     let done = false;
@@ -315,12 +324,14 @@ export class LibreOfficeRecalc {
         if (i !== undefined)
           settle(i, (q) => {
             const why = `soffice timed out after ${this.timeoutMs} ms on this workbook (its workbook hung the recalculation)`;
-            void p.finished.then(() => q.reject(this.blame(q, new InfraError(why))));
+            void drained[procs.indexOf(p)]!.then(() => q.reject(this.blame(q, new InfraError(why))));
           });
       }
       const onIt = new Set(live.filter((p) => !p.stopped && p.current !== undefined).map((p) => p.current!));
       const stalled = live.filter((p) => !p.stopped);
-      if (stalled.length && stalled.every((p) => now - p.since >= this.stallMs)) {
+      // a process still on its first file is also starting: it stalls only past the usual start-up on top
+      const stall = (p: Conversion) => this.stallMs + (p.pos === 0 ? 2 * (this.startupMs || this.stallMs) : 0);
+      if (stalled.length && stalled.every((p) => now - p.since >= stall(p))) {
         const back: Pending[] = [];
         for (const i of [...left]) if (!onIt.has(i)) settle(i, (q) => back.push(q));
         this.requeue(back);
@@ -338,7 +349,7 @@ export class LibreOfficeRecalc {
       ticking = ticking.then(tick).catch(() => {});
     }, POLL_MS);
     try {
-      const ends = await Promise.allSettled(procs.map((p) => p.finished));
+      const ends = await Promise.allSettled(drained);
       clearInterval(timer);
       await ticking;
       await tick();
@@ -450,7 +461,13 @@ export class LibreOfficeRecalc {
         }
         const before = c.pos;
         while (c.pos < order.length && seen.has(order[c.pos]!)) c.pos++;
-        if (c.pos !== before) c.since = performance.now();
+        if (c.pos !== before) {
+          const now = performance.now();
+          // how long a process takes to its first output: start-up is not a stall
+          if (before === 0)
+            this.startupMs = this.startupMs ? 0.8 * this.startupMs + 0.2 * (now - c.since) : now - c.since;
+          c.since = now;
+        }
         return got;
       },
       finished: Promise.resolve(),
