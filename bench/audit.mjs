@@ -28,10 +28,10 @@ for (const name of names) {
   const env = await mod.createEnv({});
   try {
     const config = loadAuditConfig(resolve(root, "envs", name));
-    const tasks = await env.loadTasks();
+    const tasks = await env.capabilities.tasks.loadTasks();
     const picked = pickTasks(tasks, config.maxTasks ?? 8);
     let t0 = performance.now();
-    const policy = env.referencePolicy?.();
+    const policy = env.capabilities?.reference?.referencePolicy();
     if (policy) for (const task of picked) await runRollout(env, task, policy, { maxTurns: 10 });
     const refS = (performance.now() - t0) / 1000;
     t0 = performance.now();

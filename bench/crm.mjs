@@ -94,7 +94,7 @@ figures.push({
 
 // ---- per-rollout isolated org ---------------------------------------------------------------------------------
 const env = createCrmEnv({ org });
-const tasks = await env.loadTasks();
+const tasks = await env.capabilities.tasks.loadTasks();
 const initMs = [];
 for (let i = 0; i < 300; i++) {
   const s = now();
@@ -161,7 +161,11 @@ const sampler = setInterval(() => {
   peak = Math.max(peak, process.memoryUsage().rss);
 }, 20);
 t0 = now();
-const { results } = await runMany(env, tasks, env.referencePolicy(), { group, concurrency: 240, toolFormat: "openai" });
+const { results } = await runMany(env, tasks, env.capabilities.reference.referencePolicy(), {
+  group,
+  concurrency: 240,
+  toolFormat: "openai",
+});
 const wall = now() - t0;
 clearInterval(sampler);
 peak = Math.max(peak, process.memoryUsage().rss);

@@ -22,7 +22,7 @@ const figures = [];
 const py = pythonAvailable();
 if (!py.ok) log(`run_python cases skipped: ${py.reason}`);
 const env = excel.createEnv({ tools: py.ok ? "all" : "structured,js", runPythonTimeoutMs: 60_000 });
-const task = (await env.loadTasks()).find((t) => t.id === "101");
+const task = (await env.capabilities.tasks.loadTasks()).find((t) => t.id === "101");
 const tmp = mkdtempSync(join(tmpdir(), "bench-excel-redteam-"));
 const only = (process.env.BENCH_REDTEAM_CASES ?? "")
   .split(",")
@@ -49,7 +49,7 @@ function victims(n, stop) {
   const stats = { runs: 0, ok: 0, errors: [] };
   const one = async () => {
     while (!stop.done) {
-      const r = await runRollout(env, task, env.referencePolicy(), { maxTurns: 6 });
+      const r = await runRollout(env, task, env.capabilities.reference.referencePolicy(), { maxTurns: 6 });
       stats.runs++;
       if (r.reward === 1) stats.ok++;
       else stats.errors.push(r.error ?? JSON.stringify(r.rewards));
@@ -192,7 +192,7 @@ function redTeamCases(outcomes) {
     [
       "million-formula chain (score)",
       async () => {
-        const s = await env.scoreCase(
+        const s = await env.capabilities.scoring.scoreCase(
           { id: "chain", task: { answer_position: "A1000000" }, goldFile: "gold.xlsx", outputFile: "out.xlsx" },
           { baseDir: tmp, options: {} },
         );

@@ -58,7 +58,7 @@ async function makeBigWorkbook(path, targetBytes = 100 * 1024) {
 }
 
 const env = excel.createEnv({});
-const tasks = await env.loadTasks();
+const tasks = await env.capabilities.tasks.loadTasks();
 
 // 1. rollouts held at once --------------------------------------------------------------------------------------
 {
@@ -98,7 +98,7 @@ const bigInfo = await makeBigWorkbook(big);
 const bigGold = join(tmp, "big_answer.xlsx");
 writeFileSync(bigGold, readFileSync(big));
 log(`100 KB workbook: ${bigInfo.bytes} bytes, ${bigInfo.rows} rows`);
-const bigTask = env.parseTask(
+const bigTask = env.capabilities.tasks.parseTask(
   {
     id: "big",
     prompt: "x",
@@ -141,7 +141,7 @@ const bigTask = env.parseTask(
     await env.init(`p-${r}`, bigTask);
     const kids = Array.from({ length: 16 }, (_, i) => `k-${r}-${i}`);
     t0 = now();
-    await env.fork(`p-${r}`, kids);
+    await env.capabilities.fork.fork(`p-${r}`, kids);
     forks += now() - t0;
     for (const k of [`p-${r}`, ...kids]) await env.release(k);
   }
@@ -181,7 +181,7 @@ function ourPass(recalc) {
     const results = [];
     for (const [i, j] of jobs.entries()) {
       const c = { id: String(i), task: { answer_position: j.answer_position }, outputFile: j.output, goldFile: j.gold };
-      results.push((await env.scoreCase(c, { baseDir: "/", options: { recalc } })).reward === 1);
+      results.push((await env.capabilities.scoring.scoreCase(c, { baseDir: "/", options: { recalc } })).reward === 1);
     }
     return results;
   })();
@@ -470,13 +470,15 @@ if (soffice) {
     });
   }
   // warm the compare workers (a running scorer has them started)
-  await Promise.all(jobsL.slice(1, 17).map((c) => env.scoreCase(c, { baseDir: "/", options: { recalc: true } })));
+  await Promise.all(
+    jobsL.slice(1, 17).map((c) => env.capabilities.scoring.scoreCase(c, { baseDir: "/", options: { recalc: true } })),
+  );
   const lat = [];
   const t0 = now();
   await Promise.all(
     jobsL.map(async (c) => {
       const s = now();
-      await env.scoreCase(c, { baseDir: "/", options: { recalc: true } });
+      await env.capabilities.scoring.scoreCase(c, { baseDir: "/", options: { recalc: true } });
       if (c.id !== "l0") lat.push(now() - s);
     }),
   );

@@ -127,8 +127,8 @@ async function excelFleet() {
   const { connectRemoteEnv } = await import("@benchmax/server");
   const { default: mod } = await import("@benchmax/env-excel");
   const local = await mod.createEnv({});
-  const base = await local.loadTasks();
-  const policy = local.referencePolicy();
+  const base = await local.capabilities.tasks.loadTasks();
+  const policy = local.capabilities.reference.referencePolicy();
   const expected = new Map();
   for (const r of (await runMany(local, base, policy, { concurrency: 4, keepMessages: false })).results) {
     expected.set(r.taskId, r.reward);
@@ -418,8 +418,8 @@ try {
   const { default: mathModule } = await import("@benchmax/env-math");
   const { combineRewards } = await import("@benchmax/core");
   const env = await mathModule.createEnv({});
-  const tasks = new Map((await env.loadTasks()).map((t) => [t.id, t]));
-  const weights = env.rewardWeights ?? {};
+  const tasks = new Map((await env.capabilities.tasks.loadTasks()).map((t) => [t.id, t]));
+  const weights = env.capabilities?.reward?.weights ?? {};
   let wrong = 0;
   let checked = 0;
   const wrongExamples = [];

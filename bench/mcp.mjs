@@ -239,7 +239,7 @@ await overhead("stdio", { type: "stdio", command: node, args: [SERVER] });
         ],
       };
     if (turn === 1) {
-      const meta = env.rolloutMetadata(rolloutId);
+      const meta = env.capabilities.metadata.rolloutMetadata(rolloutId);
       pids.push(meta.mcpServers.c.pid);
       if (++arrived === N) open();
       await allHeld; // every rollout holds its server until all N are leased at once

@@ -36,7 +36,6 @@ async function child(recordDir) {
   const env = {
     name: "noop",
     systemPrompt: "",
-    rewardWeights: { r: 1 },
     listTools: () => [{ name: "noop", description: "no-op", parameters: { type: "object" } }],
     init: async (id) => void live.add(id),
     runTool: async (id) => {
@@ -44,10 +43,13 @@ async function child(recordDir) {
       return result;
     },
     computeReward: async () => ({ r: 1 }),
-    explainReward: () => ({ extracted: "ok", gold: "ok" }),
     release: async (id) => void live.delete(id),
     close: async () => {},
-    loadTasks: async () => [{ id: "t", prompt: "Say ok", groundTruth: "ok", meta: { split: "train" } }],
+    capabilities: {
+      reward: { weights: { r: 1 } },
+      tasks: { loadTasks: async () => [{ id: "t", prompt: "Say ok", groundTruth: "ok", meta: { split: "train" } }] },
+      explain: { explainReward: () => ({ extracted: "ok", gold: "ok" }) },
+    },
   };
   const s = await serveEnv(env, { port: 0, token: TOKEN, ...(recordDir ? { record: recordDir } : {}) });
   // the time the recorder spends on the dashboard's series (their update per written batch, and their checkpoint):

@@ -30,7 +30,7 @@ const GROUP = 2;
 const root = mkdtempSync(join(tmpdir(), "benchmax-bench-rescore-"));
 const env = await excel.createEnv({});
 try {
-  const all = await env.loadTasks();
+  const all = await env.capabilities.tasks.loadTasks();
   const tasks = all.slice(0, TASKS);
   const identity = (n, policy) => ({
     env: env.name,
@@ -47,7 +47,7 @@ try {
   // 1. the baseline: re-running rollouts with the reference policy (sequential, like the rescore below)
   const sample = RunDir.create(join(root, "sample"));
   sample.writeIdentity(identity(tasks.length * GROUP, "reference"));
-  const policy = env.referencePolicy();
+  const policy = env.capabilities.reference.referencePolicy();
   // warm-up: worker pools, module caches
   await runMany(env, tasks.slice(0, 1), policy, { concurrency: 1 });
   let t0 = performance.now();

@@ -56,7 +56,6 @@ async function childBenchmax(kind) {
   const env = {
     name: "noop",
     systemPrompt: "",
-    rewardWeights: { r: 1 },
     listTools: () => [{ name: "noop", description: "no-op", parameters: { type: "object" } }],
     init: async (id) => void live.add(id),
     runTool: async (id) => {
@@ -66,7 +65,10 @@ async function childBenchmax(kind) {
     computeReward: async () => ({ r: 1 }),
     release: async (id) => void live.delete(id),
     close: async () => {},
-    loadTasks: async () => [{ id: "t", prompt: "x", groundTruth: null }],
+    capabilities: {
+      reward: { weights: { r: 1 } },
+      tasks: { loadTasks: async () => [{ id: "t", prompt: "x", groundTruth: null }] },
+    },
   };
   const s = await serveEnv(env, { port: 0, token: "bench-token" });
   process.send?.({ port: s.port });
@@ -254,7 +256,6 @@ async function childEpisodes() {
   const env = {
     name: "noop",
     systemPrompt: "Call noop, then answer.",
-    rewardWeights: { exact_match: 1 },
     // one tool list, as defineEnv's listTools gives (core caches the Hermes system prompt per list)
     listTools: () => EPISODE_TOOLS,
     init: async (id) => void live.add(id),
@@ -268,7 +269,10 @@ async function childEpisodes() {
     },
     release: async (id) => void live.delete(id),
     close: async () => {},
-    loadTasks: async () => [{ id: "t", prompt: "Say ok", groundTruth: "ok" }],
+    capabilities: {
+      reward: { weights: { exact_match: 1 } },
+      tasks: { loadTasks: async () => [{ id: "t", prompt: "Say ok", groundTruth: "ok" }] },
+    },
   };
   // BENCH_SERVE_OPTIONS=<json>: more serveEnv options for this child (an ablation: e.g. {"initTimeoutMs": 0})
   const more = process.env.BENCH_SERVE_OPTIONS ? JSON.parse(process.env.BENCH_SERVE_OPTIONS) : {};

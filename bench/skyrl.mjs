@@ -208,7 +208,7 @@ if (probe.status !== 0) throw new Error(`${python} is not installed: the SkyRL s
   writeFileSync(input, buf);
   writeFileSync(join(tmp, "big_answer.xlsx"), buf);
   const env = excel.createEnv({});
-  const task = env.parseTask(
+  const task = env.capabilities.tasks.parseTask(
     {
       id: "big",
       prompt: "x",

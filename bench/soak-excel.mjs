@@ -189,7 +189,7 @@ async function main() {
   solutions = JSON.parse(readFileSync(join(root, "envs", "excel", "fixtures", "solutions.json"), "utf8"));
   const local = await excel.createEnv({});
   // the tasks the scripted solutions solve (reward 1 in-process): a rollout that scores less over HTTP is wrong
-  const tasks = (await local.loadTasks()).filter((t) => solutions[t.id]);
+  const tasks = (await local.capabilities.tasks.loadTasks()).filter((t) => solutions[t.id]);
   await local.close();
   if (tasks.length === 0) throw new Error("excel: no fixture task has a scripted solution");
 

@@ -102,8 +102,8 @@ async function loadEnvModule(name) {
     const mod = await import(`@benchmax/env-${name}`);
     if (typeof mod.default?.createEnv !== "function") return { reason: "no default EnvModule" };
     const env = await mod.default.createEnv({});
-    const tasks = await env.loadTasks();
-    const policy = env.referencePolicy?.();
+    const tasks = await env.capabilities.tasks.loadTasks();
+    const policy = env.capabilities?.reference?.referencePolicy();
     if (!policy || !tasks.length) {
       await env.close();
       return { reason: "no reference policy or no fixture tasks" };

@@ -51,7 +51,7 @@ async function validate(env, path) {
     peak = Math.max(peak, process.memoryUsage().rss);
   }, 50);
   const t0 = performance.now();
-  const report = await validateRows(path, env.parseTask.bind(env), 5);
+  const report = await validateRows(path, env.capabilities.tasks.parseTask.bind(env.capabilities.tasks), 5);
   const ms = performance.now() - t0;
   clearInterval(timer);
   peak = Math.max(peak, process.memoryUsage().rss);

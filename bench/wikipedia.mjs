@@ -222,9 +222,9 @@ async function liveRun({ cache, dir, reuse }) {
     ...(cache ? { cacheDir } : { memoryCacheSize: 0 }),
   });
   const env = await createWikipediaEnv({ backendInstance: live });
-  const tasks = await env.loadTasks();
+  const tasks = await env.capabilities.tasks.loadTasks();
   const s = performance.now();
-  const { results } = await runMany(env, tasks, env.referencePolicy(), {
+  const { results } = await runMany(env, tasks, env.capabilities.reference.referencePolicy(), {
     group: 2,
     concurrency: 64,
     maxTurns: 12,

@@ -60,7 +60,10 @@ const CTX = {} as never;
 describe("LLM answer parsing before exact_match (optional)", () => {
   it("deterministic by default: a sentence around the Id scores 0", async () => {
     const env = createCrmEnv({ org: await fixtureOrg() });
-    const r = await env.scoreCase!({ id: "a", task, completion: `<respond>The best agent is ${AGENT}</respond>` }, CTX);
+    const r = await env.capabilities!.scoring!.scoreCase(
+      { id: "a", task, completion: `<respond>The best agent is ${AGENT}</respond>` },
+      CTX,
+    );
     expect(r.reward).toBe(0);
     expect(r.metadata).toEqual({ judgedBy: "rule" });
     await env.close();
@@ -74,7 +77,7 @@ describe("LLM answer parsing before exact_match (optional)", () => {
       judgeApiKey: "k",
     });
     const score = async (completion: string, t: object = task) =>
-      (await env.scoreCase!({ id: "a", task: t, completion }, CTX)).reward;
+      (await env.capabilities!.scoring!.scoreCase({ id: "a", task: t, completion }, CTX)).reward;
     const before = prompts.length;
     expect(await score(`<respond>The best agent is ${AGENT}</respond>`)).toBe(1);
     expect(prompts.length).toBe(before + 1);
@@ -107,7 +110,10 @@ describe("LLM answer parsing before exact_match (optional)", () => {
       judgeApiKey: "k",
     });
     await expect(
-      env.scoreCase!({ id: "a", task, completion: `<respond>The best agent is ${AGENT}</respond>` }, CTX),
+      env.capabilities!.scoring!.scoreCase(
+        { id: "a", task, completion: `<respond>The best agent is ${AGENT}</respond>` },
+        CTX,
+      ),
     ).rejects.toThrow();
     await env.close();
   }, 20_000);

@@ -11,7 +11,7 @@ let env: Env<CrmTask>;
 let tasks: CrmTask[];
 beforeAll(async () => {
   env = createCrmEnv({ org: await fixtureOrg() });
-  tasks = await env.loadTasks!();
+  tasks = await env.capabilities!.tasks!.loadTasks!();
 });
 afterAll(async () => {
   await env.close();
@@ -46,7 +46,7 @@ describe("crm env", () => {
   });
 
   it("the reference policy solves every fixture task (openai and hermes formats)", async () => {
-    const policy = env.referencePolicy!();
+    const policy = env.capabilities!.reference!.referencePolicy();
     const { results } = await runMany(env, tasks, policy, { concurrency: 8 });
     const failed = results.filter((r) => r.reward !== 1).map((r) => `${r.taskId}: ${r.outcome} ${r.error ?? ""}`);
     expect(failed).toEqual([]);
@@ -167,7 +167,7 @@ describe("per-rollout isolation", () => {
         ).content,
       ),
     ).records[0];
-    expect(env.rolloutMetadata!("w1")).toMatchObject({ privateCopy: false, writes: 0 });
+    expect(env.capabilities!.metadata!.rolloutMetadata!("w1")).toMatchObject({ privateCopy: false, writes: 0 });
     const u = await env.runTool("w1", {
       name: "update_record",
       arguments: { object: "Case", record_id: open.Id, fields: { Status: "Escalated", Priority: "Critical" } },
@@ -175,7 +175,7 @@ describe("per-rollout isolation", () => {
     expect(u.isError).toBe(false);
     expect(await get("w1", open.Id)).toBe("Escalated");
     expect(await get("w2", open.Id)).toBe(open.Status === "Escalated" ? "Escalated" : open.Status);
-    expect(env.rolloutMetadata!("w1")).toMatchObject({ privateCopy: true, writes: 1 });
+    expect(env.capabilities!.metadata!.rolloutMetadata!("w1")).toMatchObject({ privateCopy: true, writes: 1 });
     const created = await env.runTool("w2", {
       name: "create_record",
       arguments: { object: "Case", fields: { Subject: "new", Status: "New" } },
@@ -187,7 +187,7 @@ describe("per-rollout isolation", () => {
       arguments: { query: `SELECT COUNT() FROM Case WHERE Id = '${newId}'` },
     });
     expect(JSON.parse(text(inW1.content)).totalSize).toBe(0);
-    await env.fork!("w1", ["w1-child"]);
+    await env.capabilities!.fork!.fork("w1", ["w1-child"]);
     expect(await get("w1-child", open.Id)).toBe("Escalated");
     for (const id of ["w1", "w2", "w1-child"]) await env.release(id);
     const fresh = await fixtureOrg();
@@ -207,28 +207,30 @@ describe("datasets and scoring", () => {
     query: "Which agent is fastest?",
   };
   it("loads CRMArena-Pro records unchanged and plain rows", () => {
-    const t = env.parseTask!(record);
+    const t = env.capabilities!.tasks!.parseTask!(record);
     expect(t).toMatchObject({ id: "crm-7", groundTruth: { answer: record.answer, reward_metric: "exact_match" } });
     expect(t.prompt).toBe("You are a service analyst.\nToday's date: 2025-06-15.\nWhich agent is fastest?");
-    const withInstruction = env.parseTask!({ ...record, task: "Answer using the org." });
+    const withInstruction = env.capabilities!.tasks!.parseTask!({ ...record, task: "Answer using the org." });
     expect(withInstruction.prompt).toContain("Answer using the org.");
-    const plain = env.parseTask!({ prompt: "How many?", ground_truth: 3 });
+    const plain = env.capabilities!.tasks!.parseTask!({ prompt: "How many?", ground_truth: 3 });
     expect(plain.groundTruth).toEqual({ answer: [3], reward_metric: "exact_match" });
   });
   it("bad rows name the field", () => {
-    expect(() => env.parseTask!({ ...record, reward_metric: "bleu" }, "f.jsonl:3")).toThrow(DatasetError);
-    expect(() => env.parseTask!({ ...record, reward_metric: "bleu" }, "f.jsonl:3")).toThrow(
+    expect(() => env.capabilities!.tasks!.parseTask!({ ...record, reward_metric: "bleu" }, "f.jsonl:3")).toThrow(
+      DatasetError,
+    );
+    expect(() => env.capabilities!.tasks!.parseTask!({ ...record, reward_metric: "bleu" }, "f.jsonl:3")).toThrow(
       /f\.jsonl:3: reward_metric/,
     );
-    expect(() => env.parseTask!({ ...record, answer: "x" }, "f.jsonl:4")).toThrow(/answer/);
+    expect(() => env.capabilities!.tasks!.parseTask!({ ...record, answer: "x" }, "f.jsonl:4")).toThrow(/answer/);
   });
   it("scoreCase scores {id, task, completion}", async () => {
-    const ok = await env.scoreCase!(
+    const ok = await env.capabilities!.scoring!.scoreCase(
       { id: "a", task: record, completion: "<respond>005Wt0000000009IAA</respond>" },
       { baseDir: ".", options: {} },
     );
     expect(ok).toMatchObject({ reward: 1, rewards: { score: 1, exact_match: 1 } });
-    const no = await env.scoreCase!(
+    const no = await env.capabilities!.scoring!.scoreCase(
       {
         id: "b",
         task: { ...record, reward_metric: "privacy_rejection", answer: [null] },

@@ -20,11 +20,11 @@ describe("fixtures", () => {
 
   it("the committed task file loads through the env and score cases score as labelled", async () => {
     const env = createCrmEnv({ org: await fixtureOrg() });
-    const tasks = await env.loadTasks!(file);
+    const tasks = await env.capabilities!.tasks!.loadTasks!(file);
     expect(tasks.length).toBeGreaterThanOrEqual(40);
     for (const line of readFileSync(cases, "utf8").trim().split("\n")) {
       const c = JSON.parse(line) as { id: string; expected: number };
-      const r = await env.scoreCase!(c, { baseDir: ".", options: {} });
+      const r = await env.capabilities!.scoring!.scoreCase(c, { baseDir: ".", options: {} });
       expect(r.reward, c.id).toBeCloseTo(c.expected, 5);
     }
     await env.close();

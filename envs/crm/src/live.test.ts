@@ -128,8 +128,8 @@ describe("live backend (jsforce against a local fake org)", () => {
   it("scores like the embedded env", async () => {
     const rewards = await env.computeReward("r", [{ role: "assistant", content: "<respond>Acme</respond>" }], task);
     expect(rewards).toEqual({ score: 1, exact_match: 1 });
-    expect(env.rolloutMetadata!("r")).toMatchObject({ backend: "live", judgedBy: "rule" });
-    await expect(env.loadTasks!()).rejects.toThrow(/task file/);
+    expect(env.capabilities!.metadata!.rolloutMetadata!("r")).toMatchObject({ backend: "live", judgedBy: "rule" });
+    await expect(env.capabilities!.tasks!.loadTasks!()).rejects.toThrow(/task file/);
   });
 });
 

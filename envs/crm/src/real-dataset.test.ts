@@ -45,7 +45,7 @@ describe("per-task today", () => {
   it("gives each rollout its task's today (prompt and date literals), else the org's", async () => {
     const env = createCrmEnv({ org: orgPath, force: true });
     try {
-      const [t0, t1] = await env.loadTasks!(DATASET);
+      const [t0, t1] = await env.capabilities!.tasks!.loadTasks!(DATASET);
       await env.init("r0", t0!);
       await env.init("r1", t1!);
       const prompt = (t: CrmTask) => (typeof env.systemPrompt === "function" ? env.systemPrompt(t) : env.systemPrompt);
@@ -83,7 +83,7 @@ describe("checking tasks against the org", () => {
   it("finds every fixture task solvable on the benchmark's org", async () => {
     const env = createCrmEnv({ org: orgPath });
     try {
-      const tasks = await env.loadTasks!(DATASET);
+      const tasks = await env.capabilities!.tasks!.loadTasks!(DATASET);
       expect(tasks).toHaveLength(6);
       const report = checkTasks(tasks, real);
       expect(report).toMatchObject({ total: 6, solvable: 6, unsolvable: 0, summary: "" });
@@ -111,7 +111,7 @@ describe("checking tasks against the org", () => {
   it("eval refuses a dataset its org cannot solve unless forced; validate gets the summary", async () => {
     const env = createCrmEnv({});
     try {
-      const err = await env.loadTasks!(DATASET).catch((e: unknown) => e);
+      const err = await env.capabilities!.tasks!.loadTasks!(DATASET).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(UsageError);
       expect(String((err as Error).message)).toMatch(
         /^crm: 4 tasks reference objects not in this org: use --env-opt org=PATH or backend=live \(4 with record Ids not in the org, e\.g\. 00QWt000000006TMAQ\)\. Every such task would score 0; pass --env-opt force=true/,
@@ -126,7 +126,7 @@ describe("checking tasks against the org", () => {
     }
     const forced = createCrmEnv({ force: "true" });
     try {
-      expect(await forced.loadTasks!(DATASET)).toHaveLength(6);
+      expect(await forced.capabilities!.tasks!.loadTasks!(DATASET)).toHaveLength(6);
     } finally {
       await forced.close();
     }
@@ -135,8 +135,8 @@ describe("checking tasks against the org", () => {
   it("the reference policy never reads a dataset's gold: it answers None on records it did not generate", async () => {
     const env = createCrmEnv({ org: orgPath });
     try {
-      const [task] = await env.loadTasks!(DATASET);
-      const policy = env.referencePolicy!();
+      const [task] = await env.capabilities!.tasks!.loadTasks!(DATASET);
+      const policy = env.capabilities!.reference!.referencePolicy();
       const step = await policy.act({ task: task!, messages: [], tools: env.listTools() } as never);
       expect(JSON.stringify(step)).toContain("<respond>None</respond>");
       expect(JSON.stringify(step)).not.toContain("Authority");

@@ -22,7 +22,7 @@ function writes(cell: string, value: unknown): Policy {
 
 describe("excel explainReward: the differing cells, for the transcript viewer", () => {
   it("names each failed case's cells with expected vs got", async () => {
-    const task = (await env.loadTasks!()).find((t) => t.id === "101")!;
+    const task = (await env.capabilities!.tasks!.loadTasks!()).find((t) => t.id === "101")!;
     const r = await runRollout(env, task, writes("B8", 5), { maxTurns: 3 });
     expect(r.reward).toBe(0);
     expect(r.explain?.extracted).toBe("0 of 3 test cases pass");
@@ -31,7 +31,7 @@ describe("excel explainReward: the differing cells, for the transcript viewer", 
   });
 
   it("has nothing to explain when every case passes", async () => {
-    const task = (await env.loadTasks!()).find((t) => t.id === "101")!;
+    const task = (await env.capabilities!.tasks!.loadTasks!()).find((t) => t.id === "101")!;
     const r = await runRollout(env, task, writes("B8", "=SUM(B2:B7)"), { maxTurns: 3 });
     expect(r.reward).toBe(1);
     expect(r.explain).toBeUndefined();

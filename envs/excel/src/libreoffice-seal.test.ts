@@ -156,7 +156,7 @@ describe.skipIf(!soffice || !jail.ok)("LibreOffice seal", () => {
     it(`recalc=${mode}: a real rollout reads no host file, reaches no listener, sees no other rollout`, async () => {
       const env = createExcelEnv({ recalc: mode });
       try {
-        const [task] = (await env.loadTasks!()).filter((t) => t.id === "101") as ExcelTask[];
+        const [task] = (await env.capabilities!.tasks!.loadTasks!()).filter((t) => t.id === "101") as ExcelTask[];
         const before = hits.length;
         // each attack in its own cell (the static ones are refused to #REF!, the computed ones reach LibreOffice in
         // its jail); the answer cell joins what each one got

@@ -15,8 +15,8 @@ describe("recalc modes", () => {
   afterAll(() => none.close());
 
   it("recalc=none: formulas written by the model have no cached value, so formula tasks fail (official compare alone)", async () => {
-    const [task] = (await none.loadTasks!()).filter((t) => t.id === "101");
-    const r = await runRollout(none, task!, none.referencePolicy!(), { maxTurns: 4 });
+    const [task] = (await none.capabilities!.tasks!.loadTasks!()).filter((t) => t.id === "101");
+    const r = await runRollout(none, task!, none.capabilities!.reference!.referencePolicy(), { maxTurns: 4 });
     expect(r.rewards).toEqual({ pass: 0, soft: 0 });
     const cases = r.metadata?.cases as Array<{ message: string }>;
     expect(cases[0]!.message).toMatch(/output has None/);
@@ -26,8 +26,8 @@ describe("recalc modes", () => {
     "recalc=libreoffice scores the reference solutions 1.0",
     async () => {
       const lo = createExcelEnv({ recalc: "libreoffice" });
-      const [task] = (await lo.loadTasks!()).filter((t) => t.id === "101");
-      const r = await runRollout(lo, task!, lo.referencePolicy!(), { maxTurns: 4 });
+      const [task] = (await lo.capabilities!.tasks!.loadTasks!()).filter((t) => t.id === "101");
+      const r = await runRollout(lo, task!, lo.capabilities!.reference!.referencePolicy(), { maxTurns: 4 });
       expect(r.rewards).toEqual({ pass: 1, soft: 1 });
       await lo.close();
     },
@@ -55,7 +55,7 @@ describe("replay on the other test cases", () => {
     writeFileSync(join(dir, "g2.xlsx"), gold(1));
     writeFileSync(join(dir, "g3.xlsx"), gold(5));
     const env = createExcelEnv();
-    const task = env.parseTask!(
+    const task = env.capabilities!.tasks!.parseTask!(
       {
         id: "r1",
         prompt: "double A1 into B1",
@@ -74,7 +74,7 @@ describe("replay on the other test cases", () => {
     const rewards = await env.computeReward("r", [], task);
     expect(rewards.pass).toBe(0);
     expect(rewards.soft).toBeCloseTo(2 / 3);
-    const meta = env.rolloutMetadata!("r") as {
+    const meta = env.capabilities!.metadata!.rolloutMetadata!("r") as {
       cases: Array<{ pass: boolean; message: string }>;
       replayed_calls: number;
     };

@@ -23,7 +23,7 @@ const AMOUNTS = [446.55, 51.87, 34.26, 498.65, 454.45, 471.3];
 const TOTAL = AMOUNTS.reduce((a, b) => a + b, 0);
 
 beforeAll(async () => {
-  [task] = (await env.loadTasks!()).filter((t) => t.id === "101");
+  [task] = (await env.capabilities!.tasks!.loadTasks!()).filter((t) => t.id === "101");
 });
 afterAll(() => env.close());
 
@@ -53,7 +53,7 @@ const calls = (...cs: Array<[string, Record<string, unknown>]>): AssistantMessag
 
 /** The victim: the reference policy on the same task and env, which must score 1 every time. */
 async function victim(): Promise<void> {
-  const r = await runRollout(env, task, env.referencePolicy!(), { maxTurns: 6 });
+  const r = await runRollout(env, task, env.capabilities!.reference!.referencePolicy(), { maxTurns: 6 });
   expect(r.error).toBeUndefined();
   expect(r.rewards).toEqual({ pass: 1, soft: 1 });
 }

@@ -111,7 +111,7 @@ describe.skipIf(!py.ok)("run_python in the env", () => {
         .map((t) => t.name)
         .sort(),
     ).toEqual(["list_sheets", "read_range", "run_python"]);
-    const [task] = (await env.loadTasks!()).filter((t) => t.id === "101");
+    const [task] = (await env.capabilities!.tasks!.loadTasks!()).filter((t) => t.id === "101");
     await env.init("py1", task!);
     const r = await env.runTool("py1", {
       name: "run_python",

@@ -9,7 +9,7 @@ let task: ExcelTask;
 const text = (r: ToolResult) => (typeof r.content === "string" ? r.content : JSON.stringify(r.content));
 
 beforeAll(async () => {
-  [task] = (await env.loadTasks!()).filter((t) => t.id === "101");
+  [task] = (await env.capabilities!.tasks!.loadTasks!()).filter((t) => t.id === "101");
 });
 afterAll(() => env.close());
 
@@ -119,7 +119,7 @@ describe("workbook tools", () => {
 describe("isolation", () => {
   it("each rollout has a private copy; forks do not share writes; no answer file is ever in a workspace", async () => {
     const a = await fresh("iso-a");
-    await env.fork!("iso-a", ["iso-b", "iso-c"]);
+    await env.capabilities!.fork!.fork("iso-a", ["iso-b", "iso-c"]);
     await a("write_cell", { cell: "A1", value: "changed by a" });
     await env.runTool("iso-b", { name: "write_cell", arguments: { cell: "A1", value: "changed by b" } });
     const read = async (id: string) =>
@@ -156,7 +156,7 @@ describe("isolation", () => {
       ).not.toBe("by c code");
     }
     // forking again after the parent changed gives the children the parent's current workbook
-    await env.fork!("iso-a", ["iso-e"]);
+    await env.capabilities!.fork!.fork("iso-a", ["iso-e"]);
     expect(await read("iso-e")).toBe("changed by a");
     await env.release("iso-e");
     for (const id of ["iso-a", "iso-b", "iso-c"]) await env.release(id);

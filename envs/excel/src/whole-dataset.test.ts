@@ -47,14 +47,14 @@ describe("whole datasets: rows with an answer_position the official code cannot 
   afterAll(() => env.close());
 
   it("load with a warning each; the rest of the dataset loads unchanged", async () => {
-    const tasks = await env.loadTasks!();
+    const tasks = await env.capabilities!.tasks!.loadTasks!();
     expect(tasks.map((t) => t.id)).toEqual(["101", ...Object.keys(UNPARSEABLE)]);
     expect(taskWarnings(tasks[0]!)).toEqual([]);
     for (const t of tasks.slice(1)) expect(taskWarnings(t)[0]).toMatch(/cannot be parsed by the official evaluation/);
   });
 
   it("each of their test cases fails (False, as the official loop's except), while the good row scores 1", async () => {
-    const tasks = await env.loadTasks!();
+    const tasks = await env.capabilities!.tasks!.loadTasks!();
     const sol = fixtureSolutions()["101"]!;
     const policy = excelReferencePolicy(Object.fromEntries(tasks.map((t) => [t.id, sol])));
     for (const task of tasks) {
@@ -125,7 +125,7 @@ describe("an input holding EOM(...) (#NAME?, task 57105's shape)", () => {
   };
 
   it("the input as it is scores 0 (completed), and so does an unrelated edit that recalculates it", async () => {
-    const [task] = await env.loadTasks!();
+    const [task] = await env.capabilities!.tasks!.loadTasks!();
     const idle = await runRollout(env, task!, policy([]));
     expect(idle).toMatchObject({ outcome: "completed", rewards: { pass: 0, soft: 0 } });
     const touched = await runRollout(env, task!, policy([reply([["write_cell", { cell: "D1", value: 1 }]])]));
@@ -136,7 +136,7 @@ describe("an input holding EOM(...) (#NAME?, task 57105's shape)", () => {
   });
 
   it("EOMONTH in place of EOM scores 1 on every case", async () => {
-    const [task] = await env.loadTasks!();
+    const [task] = await env.capabilities!.tasks!.loadTasks!();
     const fix = reply([
       ["write_range", { start: "B2", values: [["=EOMONTH(A2,0)"], ["=EOMONTH(A3,0)"], ["=EOMONTH(A4,0)"]] }],
     ]);

@@ -231,7 +231,7 @@ describe("typed env options", () => {
     const mod = (await import("./index.js")).default;
     expect(() => mod.createEnv({ subst: "math" } as never)).toThrow(/unknown option subst; did you mean subset\?/);
     const env = mod.createEnv({ subset: "arithmetic" });
-    expect((await env.loadTasks!()).every((t) => t.groundTruth.kind === "arithmetic")).toBe(true);
+    expect((await env.capabilities!.tasks!.loadTasks!()).every((t) => t.groundTruth.kind === "arithmetic")).toBe(true);
   });
 });
 

@@ -8,7 +8,7 @@ describe("math env", () => {
     expect(envModule.description).toMatch(/calculator/i);
     const env = await envModule.createEnv({});
     expect(env.name).toBe("math");
-    expect(env.rewardWeights).toEqual({ correct: 1 });
+    expect(env.capabilities?.reward?.weights).toEqual({ correct: 1 });
     expect(env.listTools().map((t) => t.name)).toEqual(["calculator"]);
     expect(env.listTools()[0]!.parameters).toMatchObject({
       type: "object",
@@ -20,7 +20,7 @@ describe("math env", () => {
 
   it("runs the calculator; mistakes are tool errors the model reads", async () => {
     const env = createMathEnv();
-    const [task] = await env.loadTasks!(undefined, { limit: 1 });
+    const [task] = await env.capabilities!.tasks!.loadTasks!(undefined, { limit: 1 });
     await env.init("r1", task!);
     expect(await env.runTool("r1", { name: "calculator", arguments: { expression: "0.1 + 0.2" } })).toEqual({
       content: "0.3",
@@ -39,7 +39,7 @@ describe("math env", () => {
 
   it("tells the model to use the calculator and answer in tags", async () => {
     const env = createMathEnv();
-    const tasks = await env.loadTasks!();
+    const tasks = await env.capabilities!.tasks!.loadTasks!();
     const prompt = env.systemPrompt as (t: (typeof tasks)[number]) => string;
     const arith = tasks.find((t) => t.groundTruth.kind === "arithmetic")!;
     const math = tasks.find((t) => t.groundTruth.kind === "math")!;
@@ -52,8 +52,11 @@ describe("math env", () => {
 
   it.each(["hermes", "openai"] as const)("the reference policy solves every fixture (%s)", async (toolFormat) => {
     const env = createMathEnv();
-    const tasks = await env.loadTasks!();
-    const { results } = await runMany(env, tasks, env.referencePolicy!(), { toolFormat, concurrency: 16 });
+    const tasks = await env.capabilities!.tasks!.loadTasks!();
+    const { results } = await runMany(env, tasks, env.capabilities!.reference!.referencePolicy(), {
+      toolFormat,
+      concurrency: 16,
+    });
     expect(results).toHaveLength(tasks.length);
     const failed = results.filter((r) => r.outcome !== "completed" || r.reward !== 1);
     expect(failed.map((r) => ({ id: r.taskId, outcome: r.outcome, rewards: r.rewards, error: r.error }))).toEqual([]);
@@ -69,8 +72,8 @@ describe("math env", () => {
 
   it("runs one rollout end to end with a tool call", async () => {
     const env = createMathEnv();
-    const task = env.parseTask!({ task: "What is 2 + 3 × 4?", answer: "14" });
-    const r = await runRollout(env, task, env.referencePolicy!(), { toolFormat: "openai" });
+    const task = env.capabilities!.tasks!.parseTask!({ task: "What is 2 + 3 × 4?", answer: "14" });
+    const r = await runRollout(env, task, env.capabilities!.reference!.referencePolicy(), { toolFormat: "openai" });
     expect(r.outcome).toBe("completed");
     expect(r.reward).toBe(1);
     const toolMsg = r.messages.find((m) => m.role === "tool") as Extract<Message, { role: "tool" }>;
@@ -81,8 +84,8 @@ describe("math env", () => {
 
   it("groups share one stateless setup", async () => {
     const env = createMathEnv();
-    const tasks = (await env.loadTasks!()).slice(0, 3);
-    const { results } = await runMany(env, tasks, env.referencePolicy!(), { group: 4 });
+    const tasks = (await env.capabilities!.tasks!.loadTasks!()).slice(0, 3);
+    const { results } = await runMany(env, tasks, env.capabilities!.reference!.referencePolicy(), { group: 4 });
     expect(results).toHaveLength(12);
     expect(results.every((r) => r.reward === 1)).toBe(true);
   });

@@ -78,7 +78,7 @@ describe("the distractor setting", () => {
   it("an env in the distractor setting loads no corpus and solves the fixtures with the reference policy", async () => {
     const env = await createWikipediaEnv({ setting: "distractor", corpus: "/nonexistent/corpus.jsonl" });
     const tasks = await loadWikiTasks(hf);
-    const { results } = await runMany(env, tasks, env.referencePolicy!(), { concurrency: 4 });
+    const { results } = await runMany(env, tasks, env.capabilities!.reference!.referencePolicy(), { concurrency: 4 });
     expect(results.map((r) => r.outcome)).toEqual(tasks.map(() => "completed"));
     expect(results.every((r) => r.reward === 1)).toBe(true);
     expect(results[0]!.metadata).toMatchObject({ backend: "distractor" });
@@ -103,7 +103,7 @@ describe("the distractor setting", () => {
   it("a task without context paragraphs ends env_error, never reward 0", async () => {
     const env = await createWikipediaEnv({ setting: "distractor" });
     const task = parseWikiTask({ Question: "Who?", Answer: "Nobody" });
-    const r = await runRollout(env, task, env.referencePolicy!());
+    const r = await runRollout(env, task, env.capabilities!.reference!.referencePolicy());
     expect(r.outcome).toBe("env_error");
     expect(r.reward).toBeUndefined();
     expect(r.error).toContain("no context paragraphs");

@@ -11,7 +11,7 @@ describe("wikipedia env (offline fixtures)", () => {
   let tasks: WikiTask[];
   beforeAll(async () => {
     env = await createWikipediaEnv();
-    tasks = await env.loadTasks!();
+    tasks = await env.capabilities!.tasks!.loadTasks!();
   });
   afterAll(() => env.close());
 
@@ -30,7 +30,7 @@ describe("wikipedia env (offline fixtures)", () => {
   });
 
   it("the reference policy solves every fixture through the tools, hop by hop", async () => {
-    const policy = env.referencePolicy!();
+    const policy = env.capabilities!.reference!.referencePolicy();
     const { results } = await runMany(env, tasks, policy, { concurrency: 8, maxTurns: 12, retries: 0 });
     const bad = results.filter((r) => r.outcome !== "completed" || r.rewards?.exact_match !== 1);
     expect(bad.map((r) => `${r.taskId}: ${r.outcome} ${r.error ?? ""} ${JSON.stringify(r.rewards)}`)).toEqual([]);
@@ -115,16 +115,22 @@ describe("wikipedia env (offline fixtures)", () => {
       file,
       `${JSON.stringify({ Question: "a?", Answer: "b" })}\n${JSON.stringify({ question: "c?", golden_answers: ["d"], id: "x" })}\n`,
     );
-    const loaded = await env.loadTasks!(file);
+    const loaded = await env.capabilities!.tasks!.loadTasks!(file);
     expect(loaded.map((t) => t.meta.shape)).toEqual(["bamboogle", "flashrag"]);
-    expect((await env.loadTasks!(undefined, { split: "musique" })).every((t) => t.meta.shape === "musique")).toBe(true);
-    expect(await env.loadTasks!(undefined, { limit: 3 })).toHaveLength(3);
-    await expect(env.loadTasks!(undefined, { split: "nope" })).rejects.toThrow(/unknown split "nope"/);
+    expect(
+      (await env.capabilities!.tasks!.loadTasks!(undefined, { split: "musique" })).every(
+        (t) => t.meta.shape === "musique",
+      ),
+    ).toBe(true);
+    expect(await env.capabilities!.tasks!.loadTasks!(undefined, { limit: 3 })).toHaveLength(3);
+    await expect(env.capabilities!.tasks!.loadTasks!(undefined, { split: "nope" })).rejects.toThrow(
+      /unknown split "nope"/,
+    );
   });
 
   it("takes reward weights from code or the command line", async () => {
     const e = await createWikipediaEnv({ rewardWeights: "exact_match=0.5, f1=0.5" });
-    expect(e.rewardWeights).toEqual({ exact_match: 0.5, f1: 0.5 });
+    expect(e.capabilities?.reward?.weights).toEqual({ exact_match: 0.5, f1: 0.5 });
     const task = tasks.find((t) => t.groundTruth[0] === "yes" || t.groundTruth[0] === "no") ?? tasks[0]!;
     const r = await runRollout(
       e,
@@ -132,7 +138,7 @@ describe("wikipedia env (offline fixtures)", () => {
       scriptedPolicy<WikiTask>("p", () => ({ answer: `<answer>${task.groundTruth[0]}</answer>` })),
     );
     expect(r.reward).toBe(1);
-    expect((await createWikipediaEnv({ rewardWeights: { f1: 1 } })).rewardWeights).toEqual({ f1: 1 });
+    expect((await createWikipediaEnv({ rewardWeights: { f1: 1 } })).capabilities?.reward?.weights).toEqual({ f1: 1 });
     await expect(createWikipediaEnv({ rewardWeights: "bleu=1" })).rejects.toThrow(/unknown component "bleu"/);
   });
 

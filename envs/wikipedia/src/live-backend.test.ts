@@ -125,8 +125,8 @@ describe("wikipedia env with backend=live", () => {
   it("the reference policy solves every fixture through a local MediaWiki", async () => {
     const s = await mock();
     const env = await createWikipediaEnv({ backend: "live", baseUrl: s.baseUrl, concurrency: "4" });
-    const tasks = await env.loadTasks!();
-    const { results } = await runMany(env, tasks, env.referencePolicy!(), {
+    const tasks = await env.capabilities!.tasks!.loadTasks!();
+    const { results } = await runMany(env, tasks, env.capabilities!.reference!.referencePolicy(), {
       concurrency: 16,
       maxTurns: 12,
       retries: 0,
@@ -185,7 +185,7 @@ describe("wikipedia env with backend=live", () => {
     });
     const env = await createWikipediaEnv({ backend: "live", baseUrl: `http://127.0.0.1:${port}`, ...fast });
     const task: WikiTask = { id: "t", prompt: "q", groundTruth: ["x"], meta: { shape: "plain" } };
-    const r = await runRollout(env, task, env.referencePolicy!());
+    const r = await runRollout(env, task, env.capabilities!.reference!.referencePolicy());
     expect(r.outcome).toBe("infra_error");
     expect(r.messages.find((m) => m.role === "tool")!.content).toMatch(/ECONNREFUSED/);
   });

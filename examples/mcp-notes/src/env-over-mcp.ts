@@ -35,10 +35,12 @@ export async function envOverMcp<T extends Task>(inner: Env<T>, options: { sessi
         await harness.release(r).catch(() => {});
       }
     },
-    rewardWeights: inner.rewardWeights,
-    passThreshold: inner.passThreshold,
-    loadTasks: inner.loadTasks ? (source, o) => inner.loadTasks!(source, o) : undefined,
-    referencePolicy: inner.referencePolicy ? () => inner.referencePolicy!() : undefined,
+    // the inner env's reward reading, tasks and reference policy, passed on whole
+    capabilities: {
+      reward: inner.capabilities?.reward,
+      tasks: inner.capabilities?.tasks,
+      reference: inner.capabilities?.reference,
+    },
   });
   const close = env.close.bind(env);
   env.close = async () => {

@@ -20,9 +20,12 @@ describe("mcp-notes: an env built from a notes MCP server", () => {
   });
 
   it("scores the reference policy 1 on every task (groups of 2, isolated servers)", async () => {
-    const tasks = await env.loadTasks();
+    const tasks = await env.capabilities.tasks!.loadTasks!();
     expect(tasks).toEqual(NOTE_TASKS);
-    const { results } = await runMany(env, tasks, env.referencePolicy!(), { group: 2, concurrency: 4 });
+    const { results } = await runMany(env, tasks, env.capabilities!.reference!.referencePolicy(), {
+      group: 2,
+      concurrency: 4,
+    });
     expect(results).toHaveLength(4);
     for (const r of results) expect([r.outcome, r.reward]).toEqual(["completed", 1]);
   });

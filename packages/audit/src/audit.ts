@@ -64,7 +64,7 @@ export interface AuditReport {
 }
 
 export interface AuditOptions {
-  /** The tasks to audit (default: `env.loadTasks()`, the fixtures). */
+  /** The tasks to audit (default: the env's `tasks.loadTasks()`, the fixtures). */
   tasks?: Task[];
   config?: AuditConfig;
   /** Default: all three (in-process, http, mcp). */
@@ -175,7 +175,7 @@ async function runEpisode(
       }
     }
     try {
-      run.metadata = env.rolloutMetadata?.(ep.rolloutId);
+      run.metadata = env.capabilities?.metadata?.rolloutMetadata?.(ep.rolloutId);
     } catch {
       /* metadata is optional */
     }
@@ -253,7 +253,8 @@ export async function auditEnv(env: Env, options: AuditOptions = {}): Promise<Au
   const config = options.config ?? {};
   const threshold = config.threshold ?? 0;
   const minLength = config.leakMinLength ?? 3;
-  const all = options.tasks ?? (env.loadTasks ? await env.loadTasks() : []);
+  const own = env.capabilities?.tasks;
+  const all = options.tasks ?? (own?.loadTasks ? await own.loadTasks() : []);
   const tasks = options.taskIds
     ? all.filter((t) => options.taskIds!.includes(t.id))
     : pickTasks(all, config.maxTasks ?? 8);
@@ -516,7 +517,7 @@ export async function auditEnv(env: Env, options: AuditOptions = {}): Promise<Au
 }
 
 function capOf(env: Env): number {
-  return env.episodeDefaults?.maxToolCallsPerReply ?? 32;
+  return env.capabilities?.episode?.defaults?.maxToolCallsPerReply ?? 32;
 }
 
 const PROBE_TRIES = 3;

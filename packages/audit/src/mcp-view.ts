@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import {
   type Env,
+  type EnvCapabilities,
   EnvError,
   errorMessage,
   InfraError,
@@ -56,10 +57,7 @@ interface Session {
  */
 class McpClientEnv implements Env {
   readonly name: string;
-  readonly description?: string;
-  readonly rewardWeights: Record<string, number>;
-  readonly passThreshold?: number;
-  readonly episodeDefaults?: Env["episodeDefaults"];
+  readonly capabilities: EnvCapabilities;
   private readonly sessions = new Map<string, Session>();
   readonly prompts = new Map<string, string>();
 
@@ -70,11 +68,16 @@ class McpClientEnv implements Env {
     inner: Env,
   ) {
     this.name = inner.name;
-    this.description = inner.description;
-    // the episode's settings are the harness's: MCP carries tools, not weights or limits
-    this.rewardWeights = inner.rewardWeights;
-    this.passThreshold = inner.passThreshold;
-    this.episodeDefaults = inner.episodeDefaults;
+    // the episode's settings are the harness's: MCP carries tools, not weights or limits. The reward capability
+    // passes on whole; of the rest, only what reads no rollout state here (the description, the episode limits)
+    const own = inner.capabilities ?? {};
+    const description = own.metadata?.description;
+    const defaults = own.episode?.defaults;
+    this.capabilities = {
+      ...(own.reward ? { reward: own.reward } : {}),
+      ...(description !== undefined ? { metadata: { description } } : {}),
+      ...(defaults ? { episode: { defaults } } : {}),
+    };
   }
 
   systemPrompt = (task: Task): string => this.prompts.get(task.id) ?? "";

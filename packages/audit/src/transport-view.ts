@@ -1,4 +1,4 @@
-import type { Env, Task } from "@benchmax/core";
+import { descriptionOf, type Env, type Task } from "@benchmax/core";
 import { RemoteEnv, serveEnv } from "@benchmax/server";
 
 /** The transports an audit drives an env through. */
@@ -43,7 +43,7 @@ export async function inProcessView(env: Env): Promise<TransportView> {
     taskOf: (t) => t,
     surfaces: [
       { where: "listTools()", text: JSON.stringify(env.listTools()) },
-      { where: "description", text: env.description ?? "" },
+      { where: "description", text: descriptionOf(env) },
     ],
     close: async () => {},
   };
@@ -54,7 +54,7 @@ export async function httpView(env: Env, tasks: Task[], ignoreMeta: readonly str
   const server = await serveEnv(env, { tasks, port: 0 });
   try {
     const remote = await RemoteEnv.connect(server.url);
-    const listed = await remote.loadTasks();
+    const listed = await remote.listTasks();
     const byId = new Map(listed.map((t) => [t.id, t]));
     const surfaces: Surface[] = [];
     for (const path of ["/metadata", "/schema", "/openapi.json"]) {

@@ -2,7 +2,15 @@ import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from "n
 import nodeModule, { createRequire } from "node:module";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
-import { didYouMean, type Env, type EnvModule, type EnvOptions, UsageError } from "@benchmax/core";
+import {
+  assertEnvShape,
+  descriptionOf,
+  didYouMean,
+  type Env,
+  type EnvModule,
+  type EnvOptions,
+  UsageError,
+} from "@benchmax/core";
 
 const here = dirname(new URL(import.meta.url).pathname);
 
@@ -212,6 +220,18 @@ function registerEnvHooks(): void {
   });
 }
 
+/** The module, its `createEnv` refusing an env written for the flat contract (its capabilities would be lost). */
+function checked(m: EnvModule): EnvModule {
+  const create = m.createEnv.bind(m);
+  return Object.assign({}, m, {
+    createEnv: async (options?: EnvOptions) => {
+      const env = await create(options);
+      assertEnvShape(env);
+      return env;
+    },
+  });
+}
+
 function isEnvModule(x: unknown): x is EnvModule {
   return !!x && typeof x === "object" && typeof (x as EnvModule).createEnv === "function";
 }
@@ -229,12 +249,12 @@ export async function loadEnvModule(spec: string, cwd = process.cwd()): Promise<
     throw new UsageError(`could not load env "${spec}" from ${entry}: ${(e as Error).message}`);
   }
   const cand = [mod.default, (mod.default as Record<string, unknown> | undefined)?.default, mod.envModule];
-  for (const c of cand) if (isEnvModule(c)) return c;
+  for (const c of cand) if (isEnvModule(c)) return checked(c);
   // a module that exports an Env object directly (the smallest custom env)
   for (const c of [mod.default, mod.env]) {
     if (c && typeof c === "object" && typeof (c as Env).runTool === "function") {
       const env = c as Env;
-      return { name: env.name, description: env.description ?? "", createEnv: () => env };
+      return checked({ name: env.name, description: descriptionOf(env), createEnv: () => env });
     }
   }
   throw new UsageError(

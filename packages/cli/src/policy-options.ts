@@ -178,8 +178,9 @@ export async function checkReachable(url: string, timeoutMs = 10_000): Promise<v
 export async function makePolicy(env: Env, flags: PolicyFlags): Promise<Policy> {
   switch (flags.policy) {
     case "reference": {
-      if (!env.referencePolicy) throw new UsageError(`env ${env.name} has no reference policy; use --policy openai`);
-      return env.referencePolicy();
+      const reference = env.capabilities?.reference;
+      if (!reference) throw new UsageError(`env ${env.name} has no reference policy; use --policy openai`);
+      return reference.referencePolicy();
     }
     case "openai": {
       const model = flags.model ?? process.env.OPENAI_MODEL;

@@ -1,10 +1,22 @@
-import type { Env, GroupMember, LoadTasksOptions, ScoreCase, ScoreContext, ScoreResult } from "./env.js";
+import type {
+  Env,
+  EnvCapabilities,
+  EpisodeCapability,
+  EpisodeDefaults,
+  ExplainCapability,
+  GroupMember,
+  LoadTasksOptions,
+  RewardReads,
+  ScoreCase,
+  ScoreContext,
+  ScoreResult,
+} from "./env.js";
 import { EnvError } from "./errors.js";
 import type { Policy } from "./policy.js";
 import { assertFiniteRewards } from "./reward.js";
 import { lastAssistantText, type RewardContext, Rubric } from "./rubric.js";
 import type { ArtifactData } from "./run-dir/artifacts.js";
-import type { StateView, StateViewCapability } from "./state-view.js";
+import type { StateView } from "./state-view.js";
 import {
   capToolResult,
   formatZodError,
@@ -16,6 +28,11 @@ import {
 } from "./tool.js";
 import type { Message, RewardComponents, Task, ToolCallRequest, ToolResult, ToolSpec } from "./types.js";
 
+/**
+ * What `defineEnv` takes: one flat object. defineEnv maps it onto `Env`'s core and its capabilities (`loadTasks` →
+ * `capabilities.tasks`, `rewardWeights` → `capabilities.reward.weights`, …), so an author never writes the
+ * capabilities object by hand.
+ */
 export interface DefineEnvConfig<T extends Task, S> {
   name: string;
   description?: string;
@@ -31,7 +48,7 @@ export interface DefineEnvConfig<T extends Task, S> {
   reward: Rubric<T, S> | ((ctx: RewardContext<T, S>) => RewardComponents | Promise<RewardComponents>);
   rewardWeights?: Record<string, number>;
   passThreshold?: number;
-  /** The range every reward component lies in (default [0, 1]): see `Env.rewardComponentRange`. */
+  /** The range every reward component lies in (default [0, 1]): see `RewardCapability.componentRange`. */
   rewardComponentRange?: readonly [number, number];
   computeGroupReward?(group: GroupMember<T>[]): Promise<RewardComponents[]>;
   /** Time limit per tool call (ms) → a tool error the model sees. Default 30 s. */
@@ -42,24 +59,24 @@ export interface DefineEnvConfig<T extends Task, S> {
   parseTask?(row: unknown, where?: string): T;
   referencePolicy?(): Policy;
   scoreCase?(c: ScoreCase, ctx: ScoreContext): Promise<ScoreResult>;
-  parseActions?: Env<T>["parseActions"];
+  parseActions?: EpisodeCapability["parseActions"];
   /** Episode limits when the driver sets none (a default deadline, a per-reply tool-call cap). */
-  episodeDefaults?: Env<T>["episodeDefaults"];
+  episodeDefaults?: EpisodeDefaults;
   rolloutMetadata?(rolloutId: string, state: S): Record<string, unknown> | undefined;
-  /** Explain a scored rollout's reward to a person (reports only): see `Env.explainReward`. */
-  explainReward?: Env<T>["explainReward"];
-  /** What the reward reads: see `Env.rewardReads` ("conversation" lets `benchmax rescore` re-score stored rollouts). */
-  rewardReads?: Env<T>["rewardReads"];
-  /** The final-state artifacts the reward reads, from the rollout's state (see `Env.artifacts`). */
+  /** Explain a scored rollout's reward to a person (reports only): see `ExplainCapability`. */
+  explainReward?: ExplainCapability<T>["explainReward"];
+  /** What the reward reads: see `RewardCapability.reads` ("conversation" lets `benchmax rescore` re-score stored rollouts). */
+  rewardReads?: RewardReads;
+  /** The final-state artifacts the reward reads, from the rollout's state (see `ArtifactsCapability`). */
   artifacts?(
     state: S,
     rolloutId: string,
   ): Record<string, ArtifactData> | undefined | Promise<Record<string, ArtifactData> | undefined>;
-  /** Put stored artifacts back into a fresh state (see `Env.restoreArtifacts`). */
+  /** Put stored artifacts back into a fresh state (see `ArtifactsCapability.restoreArtifacts`). */
   restoreArtifacts?(state: S, artifacts: Record<string, Uint8Array>, rolloutId: string): void | Promise<void>;
   /**
-   * The rollout's state as a person would see it (a grid, or text): gives the env the optional
-   * `StateViewCapability` (`benchmax play` shows it after every tool call). Must not change the state.
+   * The rollout's state as a person would see it (a grid, or text): gives the env the optional capability
+   * `stateView` (`benchmax play` shows it after every tool call). Must not change the state.
    */
   renderState?(state: S, rolloutId: string): StateView | undefined | Promise<StateView | undefined>;
   close?(): void | Promise<void>;
@@ -140,28 +157,89 @@ export function defineEnv<T extends Task = Task, S = Record<string, never>>(cfg:
     }
   }
 
+  /** The flat options, mapped onto the capabilities: a capability is there when the config gives any of it. */
+  function capabilities(): EnvCapabilities<T> {
+    const caps: EnvCapabilities<T> = {
+      fork: {
+        async fork(rolloutId, childIds) {
+          const parent = slot(rolloutId);
+          for (const id of childIds) {
+            const state = cfg.forkState
+              ? await cfg.forkState(parent.state, id, parent.task)
+              : (structuredClone(parent.state) as S);
+            slots.set(id, { task: parent.task, state });
+          }
+        },
+      },
+      reward: {
+        weights,
+        ...(cfg.passThreshold !== undefined ? { passThreshold: cfg.passThreshold } : {}),
+        ...(range ? { componentRange: range } : {}),
+        ...(cfg.rewardReads ? { reads: cfg.rewardReads } : {}),
+      },
+    };
+    if (cfg.loadTasks || cfg.parseTask)
+      caps.tasks = {
+        ...(cfg.loadTasks ? { loadTasks: cfg.loadTasks } : {}),
+        ...(cfg.parseTask ? { parseTask: cfg.parseTask } : {}),
+      };
+    if (cfg.computeGroupReward) caps.groupReward = { computeGroupReward: cfg.computeGroupReward };
+    if (cfg.scoreCase) caps.scoring = { scoreCase: cfg.scoreCase };
+    if (cfg.explainReward) caps.explain = { explainReward: cfg.explainReward };
+    if (cfg.referencePolicy) caps.reference = { referencePolicy: cfg.referencePolicy };
+    if (cfg.parseActions || cfg.episodeDefaults)
+      caps.episode = {
+        ...(cfg.episodeDefaults ? { defaults: cfg.episodeDefaults } : {}),
+        ...(cfg.parseActions ? { parseActions: cfg.parseActions } : {}),
+      };
+    if (cfg.description !== undefined || cfg.rolloutMetadata) {
+      const meta = cfg.rolloutMetadata;
+      caps.metadata = {
+        ...(cfg.description !== undefined ? { description: cfg.description } : {}),
+        ...(meta
+          ? {
+              rolloutMetadata: (id: string) => {
+                const s = slots.get(id);
+                return s ? meta(id, s.state) : undefined;
+              },
+            }
+          : {}),
+      };
+    }
+    if (cfg.artifacts) {
+      const take = cfg.artifacts;
+      const put = cfg.restoreArtifacts;
+      caps.artifacts = {
+        artifacts: (id) => take(slot(id).state, id),
+        ...(put
+          ? {
+              restoreArtifacts: async (id: string, artifacts: Record<string, Uint8Array>) => {
+                await put(slot(id).state, artifacts, id);
+              },
+            }
+          : {}),
+      };
+    }
+    if (cfg.renderState) {
+      const render = cfg.renderState;
+      caps.stateView = {
+        renderState: (id) => {
+          const s = slots.get(id);
+          return s ? render(s.state, id) : undefined;
+        },
+      };
+    }
+    return caps;
+  }
+
   const env: Env<T> = {
     name: cfg.name,
-    description: cfg.description,
     systemPrompt: cfg.systemPrompt,
-    rewardWeights: weights,
-    passThreshold: cfg.passThreshold,
-    ...(cfg.rewardComponentRange ? { rewardComponentRange: cfg.rewardComponentRange } : {}),
     listTools: () => specs,
 
     async init(rolloutId, task) {
       const state = cfg.initState ? await cfg.initState(task, rolloutId) : ({} as S);
       slots.set(rolloutId, { task, state });
-    },
-
-    async fork(rolloutId, childIds) {
-      const parent = slot(rolloutId);
-      for (const id of childIds) {
-        const state = cfg.forkState
-          ? await cfg.forkState(parent.state, id, parent.task)
-          : (structuredClone(parent.state) as S);
-        slots.set(id, { task: parent.task, state });
-      }
     },
 
     async runTool(rolloutId, call: ToolCallRequest) {
@@ -210,43 +288,7 @@ export function defineEnv<T extends Task = Task, S = Record<string, never>>(cfg:
       for (const id of ids) await env.release(id);
       await cfg.close?.();
     },
+    capabilities: capabilities(),
   };
-  if (cfg.computeGroupReward) env.computeGroupReward = cfg.computeGroupReward;
-  if (cfg.loadTasks) env.loadTasks = cfg.loadTasks;
-  if (cfg.parseTask) env.parseTask = cfg.parseTask;
-  if (cfg.referencePolicy) env.referencePolicy = cfg.referencePolicy;
-  if (cfg.scoreCase) env.scoreCase = cfg.scoreCase;
-  if (cfg.parseActions) env.parseActions = cfg.parseActions;
-  if (cfg.explainReward) env.explainReward = cfg.explainReward;
-  if (cfg.rewardReads) (env as { rewardReads?: Env<T>["rewardReads"] }).rewardReads = cfg.rewardReads;
-  if (cfg.episodeDefaults)
-    (env as { episodeDefaults?: Env<T>["episodeDefaults"] }).episodeDefaults = cfg.episodeDefaults;
-  if (cfg.artifacts) {
-    const take = cfg.artifacts;
-    env.artifacts = (id) => take(slot(id).state, id);
-  }
-  if (cfg.restoreArtifacts) {
-    const put = cfg.restoreArtifacts;
-    env.restoreArtifacts = async (id, artifacts) => {
-      await put(slot(id).state, artifacts, id);
-    };
-  }
-  if (cfg.renderState) {
-    const render = cfg.renderState;
-    const view: StateViewCapability = {
-      renderState: (id) => {
-        const s = slots.get(id);
-        return s ? render(s.state, id) : undefined;
-      },
-    };
-    Object.assign(env, view);
-  }
-  if (cfg.rolloutMetadata) {
-    const meta = cfg.rolloutMetadata;
-    env.rolloutMetadata = (id) => {
-      const s = slots.get(id);
-      return s ? meta(id, s.state) : undefined;
-    };
-  }
   return env;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Env } from "./env.js";
+import type { Env, EnvCapabilities } from "./env.js";
 import { checkGroupRewards, computeGroupRewards, EpisodeGroup, scoreGroup } from "./episode-group.js";
 import { InfraError, UsageError } from "./errors.js";
 import type { RolloutResult } from "./rollout-result.js";
@@ -11,21 +11,16 @@ const never = <T>() => new Promise<T>(() => {});
  * An env with per-rollout state (a counter a tool bumps), fork that copies it, a reward reading the model's last
  * answer, and a group reward ranking the members. Every call is logged.
  */
-function groupEnv(over: Partial<Env> = {}) {
+function groupEnv(over: Partial<Env> = {}, caps: EnvCapabilities = {}) {
   const log: string[] = [];
   const state = new Map<string, number>();
   const env: Env = {
     name: "grp",
     systemPrompt: "Be brief.",
-    rewardWeights: { ok: 1, rank: 1 },
     listTools: () => [{ name: "bump", description: "bump", parameters: { type: "object" } }],
     async init(id) {
       log.push(`init ${id}`);
       state.set(id, 0);
-    },
-    async fork(id, kids) {
-      log.push(`fork ${id}->${kids.join(",")}`);
-      for (const k of kids) state.set(k, state.get(id)!);
     },
     async runTool(id, call: ToolCallRequest) {
       if (call.name === "crash") throw new Error("tool broke");
@@ -35,15 +30,27 @@ function groupEnv(over: Partial<Env> = {}) {
     async computeReward(_id, messages: Message[]) {
       return { ok: messages.at(-1)?.content === "right" ? 1 : 0, rank: 0 };
     },
-    async computeGroupReward(group) {
-      log.push(`group ${group.map((m) => m.rolloutId).join(",")}`);
-      return group.map((_, i) => ({ rank: i / 10 }));
-    },
     async release(id) {
       log.push(`release ${id}`);
       state.delete(id);
     },
     async close() {},
+    capabilities: {
+      reward: { weights: { ok: 1, rank: 1 } },
+      fork: {
+        async fork(id, kids) {
+          log.push(`fork ${id}->${kids.join(",")}`);
+          for (const k of kids) state.set(k, state.get(id)!);
+        },
+      },
+      groupReward: {
+        async computeGroupReward(group) {
+          log.push(`group ${group.map((m) => m.rolloutId).join(",")}`);
+          return group.map((_, i) => ({ rank: i / 10 }));
+        },
+      },
+      ...caps,
+    },
     ...over,
   };
   return { env, log, state };
@@ -82,7 +89,7 @@ describe("EpisodeGroup set-up", () => {
   });
 
   it("without fork (or with fork: false) each member inits on its own, on demand", async () => {
-    const { env, log } = groupEnv({ fork: undefined });
+    const { env, log } = groupEnv({}, { fork: undefined });
     const g = new EpisodeGroup(env, task, { rolloutIds: ids(3) });
     await g.member(2);
     expect(log).toEqual(["init t#2"]);
@@ -102,7 +109,7 @@ describe("EpisodeGroup set-up", () => {
       },
       () => never<void>(),
     ]) {
-      const { env, log, state } = groupEnv({ fork });
+      const { env, log, state } = groupEnv({}, { fork: { fork } });
       const g = await EpisodeGroup.start(env, task, { rolloutIds: ids(3), initTimeoutMs: 20 });
       const eps = await g.episodes();
       expect(eps.every((e) => !e.done)).toBe(true);
@@ -114,12 +121,14 @@ describe("EpisodeGroup set-up", () => {
   });
 
   it("a member whose init fails is an env_error episode, not a throw; the others run", async () => {
-    const { env } = groupEnv({
-      fork: undefined,
-      async init(id) {
-        if (id === "t#1") throw new Error("disk full");
+    const { env } = groupEnv(
+      {
+        async init(id) {
+          if (id === "t#1") throw new Error("disk full");
+        },
       },
-    });
+      { fork: undefined },
+    );
     const g = await EpisodeGroup.start(env, task, { rolloutIds: ids(3) });
     const eps = await g.episodes();
     expect(eps.map((e) => e.outcome)).toEqual([undefined, "env_error", undefined]);
@@ -175,7 +184,7 @@ describe("EpisodeGroup scoring", () => {
   });
 
   it("a group reward that throws, never returns, or answers badly: no member is scored (never a 0)", async () => {
-    const cases: Array<[Partial<Env>, string]> = [
+    const cases: Array<[EnvCapabilities["groupReward"], string]> = [
       [
         {
           async computeGroupReward() {
@@ -188,8 +197,8 @@ describe("EpisodeGroup scoring", () => {
       [{ computeGroupReward: async () => [{ rank: 1 }] }, "env_error"],
       [{ computeGroupReward: async (g) => g.map(() => ({ rank: Number.NaN })) }, "env_error"],
     ];
-    for (const [over, outcome] of cases) {
-      const { env } = groupEnv(over);
+    for (const [groupReward, outcome] of cases) {
+      const { env } = groupEnv({}, { groupReward });
       const g = await EpisodeGroup.start(env, task, { rolloutIds: ids(2), rewardTimeoutMs: 20 });
       for (const ep of await g.episodes()) await ep.step("right");
       const ends = await g.finish();
@@ -200,7 +209,7 @@ describe("EpisodeGroup scoring", () => {
   });
 
   it("finish scores members still running (as completed) and close releases everything", async () => {
-    const { env, state } = groupEnv({ computeGroupReward: undefined });
+    const { env, state } = groupEnv({}, { groupReward: undefined });
     const g = new EpisodeGroup(env, task, { rolloutIds: ids(2) });
     const ends = await g.finish();
     expect(ends.map((e) => [e.outcome, e.reward])).toEqual([
@@ -222,9 +231,11 @@ describe("group reward helpers", () => {
     expect(await computeGroupRewards(env, members)).toEqual([{ rank: 0 }]);
     expect(await computeGroupRewards(env, [])).toEqual([]);
     await expect(
-      computeGroupRewards(groupEnv({ computeGroupReward: () => never() }).env, members, { rewardTimeoutMs: 10 }),
+      computeGroupRewards(groupEnv({}, { groupReward: { computeGroupReward: () => never() } }).env, members, {
+        rewardTimeoutMs: 10,
+      }),
     ).rejects.toThrow(/did not return within 10 ms/);
-    await expect(computeGroupRewards(groupEnv({ computeGroupReward: undefined }).env, members)).rejects.toThrow(
+    await expect(computeGroupRewards(groupEnv({}, { groupReward: undefined }).env, members)).rejects.toThrow(
       UsageError,
     );
     expect(() => checkGroupRewards({ rank: 1 }, 1, "wire")).toThrow(/wire returned object for 1 rollouts/);

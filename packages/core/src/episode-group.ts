@@ -1,4 +1,4 @@
-import type { Env, GroupMember } from "./env.js";
+import { type Env, type GroupMember, rewardWeightsOf } from "./env.js";
 import { Episode, type EpisodeEnd, type EpisodeOptions } from "./episode.js";
 import { EnvError, errorMessage, isInfraError, UsageError } from "./errors.js";
 import { assertFiniteRewards, combineRewards } from "./reward.js";
@@ -31,11 +31,12 @@ export async function computeGroupRewards<T extends Task>(
   members: GroupMember<T>[],
   options: { rewardTimeoutMs?: number } = {},
 ): Promise<RewardComponents[]> {
-  if (!env.computeGroupReward) throw new UsageError(`${env.name} has no group reward`);
+  const group = env.capabilities?.groupReward;
+  if (!group) throw new UsageError(`${env.name} has no group reward`);
   if (members.length === 0) return [];
   const ms = options.rewardTimeoutMs ?? DEFAULT_TIMEOUTS.rewardMs;
   const extra = await withTimeout(
-    Promise.resolve(env.computeGroupReward(members)),
+    Promise.resolve(group.computeGroupReward(members)),
     ms,
     () => new EnvError(`${env.name}.computeGroupReward did not return within ${ms} ms`),
   );
@@ -63,7 +64,7 @@ async function applyGroupReward<T extends Task>(
   members: Scoring[],
   rewardTimeoutMs: number | undefined,
 ): Promise<void> {
-  if (!env.computeGroupReward) return;
+  if (!env.capabilities?.groupReward) return;
   const scored = members.filter((m) => isScored(m.r));
   if (scored.length === 0) return;
   try {
@@ -75,7 +76,7 @@ async function applyGroupReward<T extends Task>(
     // combine every member before changing any: a failure leaves no member half-scored
     const combined = scored.map(({ r }, i) => {
       const rewards = { ...r.rewards, ...extra[i] };
-      const reward = combineRewards(rewards, env.rewardWeights);
+      const reward = combineRewards(rewards, rewardWeightsOf(env));
       if (!Number.isFinite(reward)) throw new EnvError(`combined group reward is not finite (${reward})`);
       return { rewards, reward };
     });
@@ -166,7 +167,7 @@ export class EpisodeGroup<T extends Task = Task> {
 
   /** The group is set up with `env.fork` (once the first member was asked for). */
   get usesFork(): boolean {
-    return this.size > 1 && this.options.fork !== false && typeof this.env.fork === "function";
+    return this.size > 1 && this.options.fork !== false && !!this.env.capabilities?.fork;
   }
 
   private optionsOf(k: number, initialized: boolean): EpisodeOptions {
@@ -213,7 +214,7 @@ export class EpisodeGroup<T extends Task = Task> {
       const ms = this.options.initTimeoutMs ?? DEFAULT_TIMEOUTS.initMs;
       try {
         await withTimeout(
-          Promise.resolve(this.env.fork!(first.rolloutId, ids)),
+          Promise.resolve(this.env.capabilities!.fork!.fork(first.rolloutId, ids)),
           ms,
           () => new EnvError(`${this.env.name}.fork did not return within ${ms} ms`),
         );

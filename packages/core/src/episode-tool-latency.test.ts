@@ -6,7 +6,6 @@ import type { AssistantMessage, Task, ToolCallRequest } from "./types.js";
 const env: Env = {
   name: "lat",
   systemPrompt: "",
-  rewardWeights: { ok: 1 },
   listTools: () => [{ name: "echo", description: "echo", parameters: { type: "object" } }],
   async init() {},
   async runTool(_id, call: ToolCallRequest) {
@@ -17,6 +16,7 @@ const env: Env = {
   },
   async release() {},
   async close() {},
+  capabilities: { reward: { weights: { ok: 1 } } },
 };
 const task: Task = { id: "t", prompt: "go", groundTruth: null };
 const calls = (...names: string[]): AssistantMessage => ({

@@ -13,7 +13,6 @@ function fakeEnv(over: Partial<Env> = {}) {
   const env: Env = {
     name: "fake",
     systemPrompt: "Be brief.",
-    rewardWeights: { ok: 1 },
     listTools: () => [{ name: "echo", description: "echo", parameters: { type: "object" } }],
     async init(id) {
       log.push(`init ${id}`);
@@ -32,6 +31,7 @@ function fakeEnv(over: Partial<Env> = {}) {
       log.push(`release ${id}`);
     },
     async close() {},
+    capabilities: { reward: { weights: { ok: 1 } } },
     ...over,
   };
   return { env, log };
@@ -149,8 +149,12 @@ describe("Episode, driven step by step", () => {
   it("forks the env state and the conversation", async () => {
     const forked: string[] = [];
     const { env } = fakeEnv({
-      async fork(_id, children) {
-        forked.push(...children);
+      capabilities: {
+        fork: {
+          async fork(_id, children) {
+            forked.push(...children);
+          },
+        },
       },
     });
     const ep = await Episode.start(env, task);
@@ -324,7 +328,9 @@ describe("Episode: the per-reply tool-call cap and env episode defaults", () => 
   });
 
   it("the cap is an option, and an env's episodeDefaults set it and the deadline when the driver does not", async () => {
-    const { env, log } = fakeEnv({ episodeDefaults: { maxToolCallsPerReply: 2, deadlineMs: 60_000 } });
+    const { env, log } = fakeEnv({
+      capabilities: { episode: { defaults: { maxToolCallsPerReply: 2, deadlineMs: 60_000 } } },
+    });
     const ep = await Episode.start(env, task, { rolloutId: "d", toolFormat: "openai" });
     expect(ep.maxToolCallsPerReply).toBe(2);
     expect(ep.remainingMs()).toBeGreaterThan(0);

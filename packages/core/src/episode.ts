@@ -1,4 +1,4 @@
-import type { Env } from "./env.js";
+import { type Env, rewardWeightsOf } from "./env.js";
 import { EnvError, errorMessage, InfraError, isInfraError, UsageError } from "./errors.js";
 import { explainBestEffort, scalarMeta } from "./explain.js";
 import { buildInitialMessages } from "./initial-messages.js";
@@ -144,7 +144,7 @@ function errorText(e: unknown): string {
 }
 
 /**
- * One episode as a state machine: the conversation, turn counting, tool-call parsing (`env.parseActions`, then
+ * One episode as a state machine: the conversation, turn counting, tool-call parsing (the env's `episode.parseActions`, then
  * native `tool_calls` or Hermes `<tool_call>` text), limits (turns, tokens, a deadline that covers tool calls),
  * the outcome and the reward. A transport feeds it the model's replies with `step`; the runner's policy loop
  * (`runRollout`) is one such driver.
@@ -180,7 +180,7 @@ export class Episode<T extends Task = Task> {
     private readonly options: EpisodeOptions,
   ) {
     this.toolTimeoutMs = options.toolTimeoutMs ?? DEFAULT_TIMEOUTS.toolMs;
-    const deadlineMs = options.deadlineMs ?? env.episodeDefaults?.deadlineMs;
+    const deadlineMs = options.deadlineMs ?? env.capabilities?.episode?.defaults?.deadlineMs;
     this.deadline = deadlineMs ? this.started + deadlineMs : undefined;
     this.initialised = options.initialized ?? false;
     this.initAttempted = this.initialised;
@@ -385,9 +385,9 @@ export class Episode<T extends Task = Task> {
     return out;
   }
 
-  /** The env's own action parsing of a reply (`env.parseActions`), before the reply is taken. */
+  /** The env's own action parsing of a reply (capability `episode.parseActions`), before the reply is taken. */
   private actions(reply: PolicyReply): ToolCallItem[] | undefined | Promise<ToolCallItem[] | undefined> {
-    return this.env.parseActions?.(reply.message, this.r.turns);
+    return this.env.capabilities?.episode?.parseActions?.(reply.message, this.r.turns);
   }
 
   /**
@@ -424,7 +424,7 @@ export class Episode<T extends Task = Task> {
 
   /** Most tool calls run from one reply. */
   get maxToolCallsPerReply(): number {
-    return this.options.maxToolCallsPerReply ?? this.env.episodeDefaults?.maxToolCallsPerReply ?? 32;
+    return this.options.maxToolCallsPerReply ?? this.env.capabilities?.episode?.defaults?.maxToolCallsPerReply ?? 32;
   }
 
   /** Calls past the per-reply cap become error results (not run), so one reply cannot hold the env for hours. */
@@ -686,7 +686,7 @@ export class Episode<T extends Task = Task> {
           () => new EnvError(`${this.env.name}.computeReward did not return within ${ms} ms`),
         );
         const checked = assertFiniteRewards(raw, `${this.env.name}.computeReward`);
-        const reward = combineRewards(checked, this.env.rewardWeights);
+        const reward = combineRewards(checked, rewardWeightsOf(this.env));
         if (!Number.isFinite(reward)) throw new EnvError(`combined reward is not finite (${reward})`);
         if (this.usageSum) r.usage = this.usageSum;
         r.rewards = checked;
@@ -694,7 +694,7 @@ export class Episode<T extends Task = Task> {
       } catch (e) {
         this.failWith(e);
       }
-      if (r.reward !== undefined && this.env.explainReward) {
+      if (r.reward !== undefined && this.env.capabilities?.explain) {
         r.explain = await explainBestEffort(this.env, this.rolloutId, messages ?? this.messages, this.task);
         if (!r.explain) delete r.explain;
       }
@@ -718,19 +718,20 @@ export class Episode<T extends Task = Task> {
   }
 
   /**
-   * Copy this episode's env state (`env.fork`, under `initTimeoutMs`) and engine state (conversation, turns,
+   * Copy this episode's env state (capability `fork`, under `initTimeoutMs`) and engine state (conversation, turns,
    * counters, usage) to new episodes, one per child id; `options` apply to every child, or one set per child.
    * Env failures are thrown (no episode is created; the env may hold some children's state: release their ids).
    */
   async fork(childIds: string[], options: EpisodeOptions | EpisodeOptions[] = {}): Promise<Episode<T>[]> {
-    if (!this.env.fork) throw new UsageError(`${this.env.name} does not support fork`);
+    const fork = this.env.capabilities?.fork;
+    if (!fork) throw new UsageError(`${this.env.name} does not support fork`);
     if (this.ended) throw new UsageError(`episode ${this.rolloutId} is done; fork before it ends`);
     if (Array.isArray(options) && options.length !== childIds.length) {
       throw new UsageError(`fork of ${childIds.length} children got ${options.length} option sets`);
     }
     const ms = this.options.initTimeoutMs ?? DEFAULT_TIMEOUTS.initMs;
     await withTimeout(
-      Promise.resolve(this.env.fork(this.rolloutId, childIds)),
+      Promise.resolve(fork.fork(this.rolloutId, childIds)),
       ms,
       () => new EnvError(`${this.env.name}.fork did not return within ${ms} ms`),
     );
@@ -771,7 +772,7 @@ export class Episode<T extends Task = Task> {
     const r = this.r;
     if (this.initialised) {
       try {
-        const meta = this.env.rolloutMetadata?.(this.rolloutId);
+        const meta = this.env.capabilities?.metadata?.rolloutMetadata?.(this.rolloutId);
         if (meta) r.metadata = meta;
       } catch {
         /* metadata is best effort */

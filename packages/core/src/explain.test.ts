@@ -34,11 +34,13 @@ describe("explainReward and task metadata on results", () => {
       return { answer: "-12345" };
     });
     const e = env();
-    e.explainReward = (_id, messages, t) => ({
-      extracted: String(messages.at(-1)?.content ?? ""),
-      gold: t.groundTruth,
-      diff: ["differs"],
-    });
+    e.capabilities!.explain = {
+      explainReward: (_id, messages, t) => ({
+        extracted: String(messages.at(-1)?.content ?? ""),
+        gold: t.groundTruth,
+        diff: ["differs"],
+      }),
+    };
     const r = await runRollout(e, task, policy);
     expect(r.reward).toBe(0);
     expect(r.explain?.gold).toBe(GOLD);

@@ -44,17 +44,18 @@ export function boundExplanation(x: unknown): RewardExplanation | undefined {
   return Object.keys(out).length ? out : undefined;
 }
 
-/** `env.explainReward`, bounded in time and size; undefined when the env has none or it fails. */
+/** The env's `explain` capability, bounded in time and size; undefined when the env has none or it fails. */
 export async function explainBestEffort<T extends Task>(
   env: Env<T>,
   rolloutId: string,
   messages: Message[],
   task: T,
 ): Promise<RewardExplanation | undefined> {
-  if (!env.explainReward) return undefined;
+  const explain = env.capabilities?.explain;
+  if (!explain) return undefined;
   try {
     const raw = await withTimeout(
-      Promise.resolve(env.explainReward(rolloutId, messages, task)),
+      Promise.resolve(explain.explainReward(rolloutId, messages, task)),
       EXPLAIN_MS,
       () => new Error("explainReward timed out"),
     );

@@ -150,9 +150,11 @@ describe("runRollout", () => {
 describe("env-specific action parsing", () => {
   it("lets an env map its own action format to tool calls", async () => {
     const env = makeEnv();
-    env.parseActions = (message, turn) => {
-      const m = /<execute>(.*?)<\/execute>/s.exec(typeof message.content === "string" ? message.content : "");
-      return m ? [{ call: { id: `exec_${turn}`, name: "echo", arguments: { text: m[1]! } } }] : undefined;
+    env.capabilities!.episode = {
+      parseActions: (message, turn) => {
+        const m = /<execute>(.*?)<\/execute>/s.exec(typeof message.content === "string" ? message.content : "");
+        return m ? [{ call: { id: `exec_${turn}`, name: "echo", arguments: { text: m[1]! } } }] : undefined;
+      },
     };
     const policy = scriptedPolicy("exec", ({ turn, messages }) =>
       turn === 0 ? { answer: "<execute>hi</execute>" } : { answer: `<answer>${messages.at(-1)!.content}</answer>` },

@@ -47,9 +47,9 @@ function counterEnv(extra: { fork?: boolean; groupReward?: boolean } = {}) {
     }),
     rewardWeights: { correct: 1 },
   });
-  if (!extra.fork) delete (env as { fork?: unknown }).fork;
+  if (!extra.fork) delete env.capabilities!.fork;
   if (extra.groupReward) {
-    env.computeGroupReward = async (group) => group.map((_, i) => ({ rank: i }));
+    env.capabilities!.groupReward = { computeGroupReward: async (group) => group.map((_, i) => ({ rank: i })) };
   }
   return { env, stats };
 }
@@ -215,12 +215,12 @@ describe("runMany streaming", () => {
 
   it("a group setup or group reward that never returns does not hang the run", async () => {
     const { env } = counterEnv({ fork: true, groupReward: true });
-    env.computeGroupReward = () => new Promise(() => {});
+    env.capabilities!.groupReward = { computeGroupReward: () => new Promise(() => {}) };
     const { results } = await runMany(env, tasks.slice(0, 1), policy, { group: 2, rewardTimeoutMs: 5 });
     expect(results.map((r) => r.outcome)).toEqual(["env_error", "env_error"]);
     expect(results[0]!.error).toMatch(/computeGroupReward did not return within 5 ms/);
     const hung = counterEnv({ fork: true }).env;
-    hung.fork = () => new Promise(() => {});
+    hung.capabilities!.fork = { fork: () => new Promise(() => {}) };
     const r2 = await runMany(hung, tasks.slice(0, 1), policy, { group: 2, initTimeoutMs: 5 });
     // the group falls back to one init per member
     expect(r2.results.map((r) => r.outcome)).toEqual(["completed", "completed"]);

@@ -1,5 +1,5 @@
 import { RunAggregate, type SummaryInfo } from "./aggregate.js";
-import type { Env } from "./env.js";
+import { type Env, passThresholdOf } from "./env.js";
 import { EpisodeGroup, scoreGroup } from "./episode-group.js";
 import { UsageError } from "./errors.js";
 import type { Policy } from "./policy.js";
@@ -82,7 +82,7 @@ export async function runMany<T extends Task>(
   }
 
   const keep = options.keepResults ?? !options.resultsPath;
-  const aggregate = new RunAggregate(env.passThreshold ?? 1);
+  const aggregate = new RunAggregate(passThresholdOf(env));
   const results: RolloutResult[] = [];
   let previous: RolloutResult[] = [];
   if (options.resume && options.resultsPath) {
@@ -95,7 +95,7 @@ export async function runMany<T extends Task>(
   const writer = options.resultsPath
     ? await ResultsWriter.open(options.resultsPath, {
         ...(options.resume ? { keep: previous } : {}),
-        series: { passThreshold: env.passThreshold ?? 1 },
+        series: { passThreshold: passThresholdOf(env) },
       })
     : undefined;
   for (const r of previous) {
@@ -122,7 +122,7 @@ export async function runMany<T extends Task>(
     artifacts: options.artifacts,
     signal: options.signal,
   };
-  const useGroupReward = G > 1 && typeof env.computeGroupReward === "function";
+  const useGroupReward = G > 1 && !!env.capabilities?.groupReward;
 
   const emit = (r: RolloutResult) => {
     aggregate.add(r);

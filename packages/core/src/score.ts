@@ -1,4 +1,4 @@
-import type { Env, ScoreCase, ScoreContext, ScoreResult } from "./env.js";
+import { type Env, rewardWeightsOf, type ScoreCase, type ScoreContext, type ScoreResult } from "./env.js";
 import { DatasetError, EnvError } from "./errors.js";
 import { assertFiniteRewards, combineRewards } from "./reward.js";
 import { DEFAULT_TIMEOUTS, withTimeout } from "./timeout.js";
@@ -9,12 +9,14 @@ import type { Message, Task } from "./types.js";
  * `completion` is scored as the final assistant message through `computeReward`.
  */
 export async function scoreCase<T extends Task>(env: Env<T>, c: ScoreCase, ctx: ScoreContext): Promise<ScoreResult> {
-  if (env.scoreCase) return env.scoreCase(c, ctx);
-  if (!env.parseTask) throw new Error(`env ${env.name} cannot parse task rows (no parseTask)`);
+  const own = env.capabilities?.scoring;
+  if (own) return own.scoreCase(c, ctx);
+  const tasks = env.capabilities?.tasks;
+  if (!tasks?.parseTask) throw new Error(`env ${env.name} cannot parse task rows (no parseTask)`);
   if (c.task === undefined) throw new DatasetError('case has no "task"', undefined, "task");
   if (typeof c.completion !== "string")
     throw new DatasetError('case has no "completion" string', undefined, "completion");
-  const task = env.parseTask(c.task);
+  const task = tasks.parseTask(c.task);
   const rolloutId = `score:${c.id}:${Math.random().toString(36).slice(2)}`;
   const limit = (what: string, ms: number) => () => new EnvError(`${env.name}.${what} did not return within ${ms} ms`);
   try {
@@ -26,7 +28,7 @@ export async function scoreCase<T extends Task>(env: Env<T>, c: ScoreCase, ctx: 
       limit("computeReward", DEFAULT_TIMEOUTS.rewardMs),
     );
     const rewards = assertFiniteRewards(raw);
-    return { reward: combineRewards(rewards, env.rewardWeights), rewards };
+    return { reward: combineRewards(rewards, rewardWeightsOf(env)), rewards };
   } finally {
     await withTimeout(
       env.release(rolloutId),

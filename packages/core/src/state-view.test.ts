@@ -31,11 +31,11 @@ describe("StateViewCapability", () => {
     const env = counter(true);
     if (!hasStateView(env)) throw new Error("counter should offer renderState");
     await env.init("r1", { id: "t", prompt: "p", groundTruth: 1 });
-    expect(await env.renderState("r1")).toEqual({ kind: "text", text: "n = 0" });
+    expect(await env.capabilities.stateView.renderState("r1")).toEqual({ kind: "text", text: "n = 0" });
     await env.runTool("r1", { id: "c1", name: "add", arguments: { k: 3 } });
-    expect(await env.renderState("r1")).toEqual({ kind: "text", text: "n = 3" });
+    expect(await env.capabilities.stateView.renderState("r1")).toEqual({ kind: "text", text: "n = 3" });
     await env.release("r1");
-    expect(await env.renderState("r1")).toBeUndefined();
+    expect(await env.capabilities.stateView.renderState("r1")).toBeUndefined();
   });
 
   it("names what is wrong with a malformed view", () => {

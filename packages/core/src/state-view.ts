@@ -23,17 +23,19 @@ export type StateView =
   | { kind: "text"; text: string; language?: string; note?: string };
 
 /**
- * Capability: an env whose state a person would rather see than read. Optional and separate from `Env`'s members:
- * a driver that shows state (`benchmax play`) checks for it with `hasStateView(env)`; runners and servers ignore it.
+ * Capability `stateView` (`Env.capabilities.stateView`): an env whose state a person would rather see than read. A
+ * driver that shows state (`benchmax play`) checks for it with `hasStateView(env)`; runners and servers ignore it.
  * Called between steps, never concurrently with a tool call of the same rollout; it must not change the state.
  */
 export interface StateViewCapability {
   renderState(rolloutId: string): StateView | undefined | Promise<StateView | undefined>;
 }
 
-/** Whether an env offers the state view (`StateViewCapability`). */
-export function hasStateView<E extends Env<any>>(env: E): env is E & StateViewCapability {
-  return typeof (env as Partial<StateViewCapability>).renderState === "function";
+/** Whether an env offers the state view (`capabilities.stateView`). */
+export function hasStateView<E extends Env<any>>(
+  env: E,
+): env is E & { capabilities: { stateView: StateViewCapability } } {
+  return typeof env.capabilities?.stateView?.renderState === "function";
 }
 
 /** Problems with a state view an env returned (a driver shows them instead of the view); empty when it is well-formed. */

@@ -47,7 +47,7 @@ describe("generated QA rows in the wikipedia env's offline backend", () => {
       });
       expect(stats.accepted).toBeGreaterThan(0);
       const env = await wikipedia.createEnv({ corpus: join(fixtures, corpus) });
-      const tasks = await env.loadTasks!(out);
+      const tasks = await env.capabilities!.tasks!.loadTasks!(out);
       expect(tasks).toHaveLength(stats.accepted);
       let solved = 0;
       for (const task of tasks) {

@@ -4,6 +4,7 @@ import {
   assertFiniteRewards,
   capToolResult,
   type Env,
+  type EnvCapabilities,
   EnvError,
   InfraError,
   isPlainRow,
@@ -105,6 +106,11 @@ export interface McpEnvConfig<T extends Task = Task> {
   loadTasks?(source?: string, options?: LoadTasksOptions): Promise<T[]>;
   parseTask?(row: unknown, where?: string): T;
   referencePolicy?(): Policy;
+  /**
+   * Capabilities passed on whole from another env (the env this one reaches over MCP): each given key replaces what
+   * the flat options above would make. Only those that read no rollout state of the other env.
+   */
+  capabilities?: Pick<EnvCapabilities<T>, "reward" | "tasks" | "reference" | "episode">;
 }
 
 interface Route {
@@ -139,10 +145,9 @@ function toEndpoints(name: string, c: McpServerConfig): McpEndpoint[] {
  */
 export class McpEnv<T extends Task = Task> implements Env<T> {
   readonly name: string;
-  readonly description?: string;
   readonly systemPrompt: string | ((task: T) => string);
-  readonly rewardWeights: Record<string, number>;
-  readonly passThreshold?: number;
+  /** From the config: reward weights and threshold, description, tasks, reference policy; the servers per rollout. */
+  readonly capabilities: EnvCapabilities<T>;
   private readonly pools = new Map<string, ServerPool>();
   private readonly routes = new Map<string, Route>();
   private specs: ToolSpec[] = [];
@@ -151,14 +156,26 @@ export class McpEnv<T extends Task = Task> implements Env<T> {
 
   private constructor(private readonly cfg: McpEnvConfig<T>) {
     this.name = cfg.name;
-    this.description = cfg.description;
     this.systemPrompt = cfg.systemPrompt;
-    this.rewardWeights = cfg.rewardWeights ?? {};
-    this.passThreshold = cfg.passThreshold;
-    if (cfg.referencePolicy) this.referencePolicy = cfg.referencePolicy;
+    this.capabilities = {
+      reward: {
+        weights: cfg.rewardWeights ?? {},
+        ...(cfg.passThreshold !== undefined ? { passThreshold: cfg.passThreshold } : {}),
+      },
+      metadata: {
+        ...(cfg.description !== undefined ? { description: cfg.description } : {}),
+        rolloutMetadata: (id) => this.serversOf(id),
+      },
+      tasks: {
+        loadTasks: (source, o) => this.tasksFrom(source, o),
+        parseTask: (row, where) => this.rowToTask(row, where),
+      },
+      ...(cfg.referencePolicy ? { reference: { referencePolicy: cfg.referencePolicy } } : {}),
+    };
+    for (const [k, v] of Object.entries(cfg.capabilities ?? {})) {
+      if (v) Object.assign(this.capabilities, { [k]: v });
+    }
   }
-
-  referencePolicy?: () => Policy;
 
   /** Start the servers' pools (warm spares / shared connections) and list their tools. */
   static async create<T extends Task = Task>(config: McpEnvConfig<T>): Promise<McpEnv<T>> {
@@ -361,7 +378,8 @@ export class McpEnv<T extends Task = Task> implements Env<T> {
     return assertFiniteRewards(await this.cfg.reward(ctx), `${this.name}.computeReward`);
   }
 
-  rolloutMetadata(rolloutId: string): Record<string, unknown> | undefined {
+  /** The rollout's servers (name → id, pid) and a server failure: its `metadata.rolloutMetadata`. */
+  private serversOf(rolloutId: string): Record<string, unknown> | undefined {
     const r = this.rollouts.get(rolloutId);
     if (!r) return undefined;
     const servers = Object.fromEntries(
@@ -379,16 +397,16 @@ export class McpEnv<T extends Task = Task> implements Env<T> {
     );
   }
 
-  async loadTasks(source?: string, options: LoadTasksOptions = {}): Promise<T[]> {
+  private async tasksFrom(source?: string, options: LoadTasksOptions = {}): Promise<T[]> {
     if (this.cfg.loadTasks) return this.cfg.loadTasks(source, options);
     if (source === undefined) {
       if (!this.cfg.tasks) throw new UsageError(`${this.name}: no embedded tasks; give a dataset file`);
       return options.limit !== undefined ? this.cfg.tasks.slice(0, options.limit) : [...this.cfg.tasks];
     }
-    return loadTasksFromFile(source, (row, where) => this.parseTask(row, where), options);
+    return loadTasksFromFile(source, (row, where) => this.rowToTask(row, where), options);
   }
 
-  parseTask(row: unknown, where?: string): T {
+  private rowToTask(row: unknown, where?: string): T {
     if (this.cfg.parseTask) return this.cfg.parseTask(row, where);
     if (isPlainRow(row)) return parsePlainRow(row, where) as T;
     return parsePlainRow(row, where) as T; // throws a DatasetError naming the missing field

@@ -60,7 +60,7 @@ export async function serveMcpStdio<T extends Task = Task>(
   env: Env<T>,
   options: ServeMcpOptions<T> & { stdin?: Readable; stdout?: Writable; taskId?: string } = {},
 ): Promise<{ close(): Promise<void>; closed: Promise<void> } & McpStdioHarness> {
-  const service = new RolloutService(env as unknown as Env, {
+  const service = new RolloutService(env, {
     tasks: options.tasks as Task[] | undefined,
     idleTimeoutMs: Infinity,
   });
@@ -170,7 +170,7 @@ export async function serveMcpHttp<T extends Task = Task>(
   options: ServeMcpHttpOptions<T>,
 ): Promise<McpHttpServer> {
   const { sessionIdleMs, tasks, log: _log, ...rest } = options;
-  const s = await serveEnv(env as unknown as Env, {
+  const s = await serveEnv(env, {
     ...rest,
     host: options.host ?? process.env.BENCHMAX_HOST,
     ...(tasks ? { tasks: tasks as Task[] } : {}),

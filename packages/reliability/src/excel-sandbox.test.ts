@@ -246,7 +246,7 @@ describe.skipIf(!!reason)("reward-channel safety: excel", () => {
   it("no tool ever shows a golden file's path or content; the reference policy's rollouts never see them", async () => {
     const env = await loaded.env!.create({ runCodeTimeoutMs: 3000 });
     try {
-      const policy = env.referencePolicy!();
+      const policy = env.capabilities!.reference!.referencePolicy();
       for (const task of loaded.env!.tasks.slice(0, 3)) {
         const gold = ((task.groundTruth as { answers?: string[] }).answers ?? []) as string[];
         const r = await runRollout(env, task, policy, { rolloutId: `ref-${task.id}`, maxTurns: 12 });

@@ -20,7 +20,7 @@ export function notesTasks(n: number): NotesTask[] {
 
 export function notesEnv(options: { tasks?: NotesTask[] } = {}): Env {
   const tasks = options.tasks ?? notesTasks(4);
-  const env = defineEnv<NotesTask, State>({
+  return defineEnv<NotesTask, State>({
     name: "notes",
     description: "write and read files in a private workspace",
     systemPrompt: "Use the file tools; put the answer in answer.txt.",
@@ -78,7 +78,6 @@ export function notesEnv(options: { tasks?: NotesTask[] } = {}): Env {
     rewardWeights: { correct: 1 },
     loadTasks: async () => tasks,
   });
-  return env as unknown as Env;
 }
 
 /** Solves a notes task through the tools (the task's gold is known to the test, never to the env's tools). */

@@ -42,8 +42,9 @@ export async function loadEnv(
     const tools = env.listTools();
     if (!Array.isArray(tools) || tools.length === 0)
       return { reason: `${spec}: createEnv() gives an env with no tools` };
-    if (typeof env.loadTasks !== "function") return { reason: `${spec}: the env has no loadTasks()` };
-    const tasks = await env.loadTasks();
+    const own = env.capabilities?.tasks;
+    if (typeof own?.loadTasks !== "function") return { reason: `${spec}: the env has no loadTasks()` };
+    const tasks = await own.loadTasks();
     if (tasks.length === 0) return { reason: `${spec}: loadTasks() returned no fixture tasks` };
     return {
       env: {

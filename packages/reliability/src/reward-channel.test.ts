@@ -3,6 +3,8 @@ import {
   combineRewards,
   type Env,
   type Message,
+  passThresholdOf,
+  rewardWeightsOf,
   runRollout,
   type Task,
   type ToolResult,
@@ -124,9 +126,9 @@ for (const s of subjects) {
       try {
         const policy = s.name.startsWith("notes")
           ? notesPolicy((t) => t.groundTruth as string)
-          : env.referencePolicy?.();
+          : env.capabilities?.reference?.referencePolicy();
         expect(policy, "the env has a reference policy").toBeTruthy();
-        const threshold = env.passThreshold ?? 1;
+        const threshold = passThresholdOf(env);
         let checked = 0;
         for (const task of s.loaded!.tasks.slice(0, 4)) {
           const good = await runRollout(env, task, policy!, { rolloutId: `good-${task.id}`, release: false });
@@ -143,7 +145,7 @@ for (const s of subjects) {
             // untouched rollout of the same task does not pass
             await env.init(`other-${task.id}`, task);
             const other = await env.computeReward(`other-${task.id}`, msgs, task);
-            expect(combineRewards(other, env.rewardWeights), JSON.stringify(other)).toBeLessThan(threshold);
+            expect(combineRewards(other, rewardWeightsOf(env)), JSON.stringify(other)).toBeLessThan(threshold);
             await env.release(`other-${task.id}`);
           }
           const forgeries: Message[][] =
@@ -164,9 +166,10 @@ for (const s of subjects) {
                 ];
           for (const forged of forgeries) {
             const rewards = await env.computeReward(`good-${task.id}`, forged, task);
-            expect(combineRewards(rewards, env.rewardWeights), `${task.id}: ${JSON.stringify(rewards)}`).toBeLessThan(
-              threshold,
-            );
+            expect(
+              combineRewards(rewards, rewardWeightsOf(env)),
+              `${task.id}: ${JSON.stringify(rewards)}`,
+            ).toBeLessThan(threshold);
           }
           await env.release(`good-${task.id}`);
           if (s.name.startsWith("notes")) {
@@ -181,7 +184,7 @@ for (const s of subjects) {
               expect(r.isError, path).toBe(true);
             }
             const rewards = await env.computeReward(id, [{ role: "assistant", content: "done" }], task);
-            expect(combineRewards(rewards, env.rewardWeights)).toBeLessThan(threshold);
+            expect(combineRewards(rewards, rewardWeightsOf(env))).toBeLessThan(threshold);
             await env.release(id);
           }
         }
@@ -250,9 +253,10 @@ describe.skipIf(!crm.env)("reward-channel safety: crm records written in one rol
       expect((await soql("B", "SELECT Id FROM Account WHERE Name = 'PWNED BY A'")).totalSize).toBe(0);
       expect((await soql("B", "SELECT Id FROM Account WHERE Name = 'PLANTED BY A'")).totalSize).toBe(0);
       expect((await soql("B", `SELECT Name FROM Account WHERE Id = '${first.Id}'`)).records[0]!.Name).toBe(first.Name);
-      if (env.fork) {
+      const fork = env.capabilities?.fork;
+      if (fork) {
         // a fork of A taken now has A's writes; writes in the fork do not flow back to A
-        await env.fork("A", ["A-child"]);
+        await fork.fork("A", ["A-child"]);
         expect((await soql("A-child", "SELECT Id FROM Account WHERE Name = 'PWNED BY A'")).totalSize).toBe(1);
         await env.runTool("A-child", {
           name: "update_record",

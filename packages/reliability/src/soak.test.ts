@@ -46,7 +46,7 @@ if (!reason) {
       continue;
     }
     const local = await got.env.create();
-    const policy = local.referencePolicy?.();
+    const policy = local.capabilities?.reference?.referencePolicy();
     await local.close();
     if (!policy) {
       warnSkip(`env "${name}" in the soak mix`, "it has no referencePolicy()");

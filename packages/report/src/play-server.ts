@@ -21,7 +21,7 @@ import { listenLoopback } from "./listen-loopback.js";
 export interface PlayOptions {
   port?: number;
   token?: string;
-  /** The tasks to pick from (default `env.loadTasks()`). */
+  /** The tasks to pick from (default: the env's `tasks.loadTasks()`). */
   tasks?: Task[];
   /** A model that can take the assistant's turns (an OpenAI-compatible endpoint); without one a person types them. */
   policy?: Policy;
@@ -224,8 +224,8 @@ ${
   o.inline
     ? `<details id="write-task"><summary>or write a task</summary>
 <label>prompt<textarea id="custom-prompt" rows="3"></textarea></label>
-<label>gold answer (hidden from the model; shown at the end; read by ${escapeHtml(env.name)}'s parser as the row {prompt, ground_truth}${env.parseTask ? "" : " — this env has none: used as written"}; JSON for a list or an object)<input id="custom-gold" autocomplete="off"></label>
-${env.parseTask ? `<label>or a dataset row (JSON, read by ${escapeHtml(env.name)}'s parser)<textarea id="custom-row" rows="3"></textarea></label>` : ""}
+<label>gold answer (hidden from the model; shown at the end; read by ${escapeHtml(env.name)}'s parser as the row {prompt, ground_truth}${env.capabilities?.tasks?.parseTask ? "" : " — this env has none: used as written"}; JSON for a list or an object)<input id="custom-gold" autocomplete="off"></label>
+${env.capabilities?.tasks?.parseTask ? `<label>or a dataset row (JSON, read by ${escapeHtml(env.name)}'s parser)<textarea id="custom-row" rows="3"></textarea></label>` : ""}
 <button id="start-custom" type="button">start written task</button></details>`
     : ""
 }
@@ -288,7 +288,8 @@ async function body(req: IncomingMessage): Promise<Record<string, unknown>> {
  * gold — show when the episode ends. The gold is never sent before that.
  */
 export async function startPlay(env: Env, options: PlayOptions = {}): Promise<PlayServer> {
-  const tasks = options.tasks ?? (env.loadTasks ? await env.loadTasks() : []);
+  const own = env.capabilities?.tasks;
+  const tasks = options.tasks ?? (own?.loadTasks ? await own.loadTasks() : []);
   if (tasks.length === 0) throw new UsageError(`${env.name} has no tasks to play`);
   const byId = new Map(tasks.map((t) => [t.id, t]));
   const token = options.token ?? randomBytes(16).toString("hex");
@@ -312,7 +313,7 @@ export async function startPlay(env: Env, options: PlayOptions = {}): Promise<Pl
     const parse = (raw: unknown): Task => {
       let t: Task;
       try {
-        t = env.parseTask!(raw, where);
+        t = own!.parseTask!(raw, where);
       } catch (e) {
         throw new UsageError(errorMessage(e));
       }
@@ -326,24 +327,24 @@ export async function startPlay(env: Env, options: PlayOptions = {}): Promise<Pl
       } catch (e) {
         throw new UsageError(`the dataset row is not JSON: ${errorMessage(e)}`);
       }
-      if (!env.parseTask) throw new UsageError(`${env.name} reads no dataset rows; write a prompt and its gold`);
+      if (!own?.parseTask) throw new UsageError(`${env.name} reads no dataset rows; write a prompt and its gold`);
       return parse(raw);
     }
     const prompt = typeof c.prompt === "string" ? c.prompt.trim() : "";
     if (!prompt) throw new UsageError("write the task's prompt (or a dataset row)");
     const gold = goldValue(typeof c.gold === "string" ? c.gold : "");
-    if (env.parseTask) return parse({ id, prompt, ground_truth: gold });
+    if (own?.parseTask) return parse({ id, prompt, ground_truth: gold });
     return { id, prompt, groundTruth: gold };
   };
 
   /**
-   * The env's view of the rollout's state (an env with `StateViewCapability`), for the page to draw after every turn;
+   * The env's view of the rollout's state (an env with the `stateView` capability), for the page to draw after every turn;
    * undefined for an env without one. A view that fails or is malformed shows as text saying so.
    */
   const stateOf = async (ep: Episode): Promise<StateView | undefined> => {
     if (!hasStateView(env)) return undefined;
     try {
-      const v = await env.renderState(ep.rolloutId);
+      const v = await env.capabilities.stateView.renderState(ep.rolloutId);
       if (v === undefined) return undefined;
       const problems = stateViewProblems(v);
       return problems.length ? { kind: "text", text: `${env.name}'s state view: ${problems.join("; ")}` } : v;

@@ -19,7 +19,7 @@ type LedgerTask = Task<string>;
 
 /** `note` appends to the rollout's ledger (returns it all); `roll` is random; the reward reads the ledger. */
 function ledgerEnv(): Env {
-  const env = defineEnv<LedgerTask, { notes: string[] }>({
+  return defineEnv<LedgerTask, { notes: string[] }>({
     name: "ledger",
     description: "a per-rollout ledger",
     systemPrompt: "Write notes.",
@@ -57,7 +57,6 @@ function ledgerEnv(): Env {
     },
     rewardWeights: { exact: 0.5, overlap: 0.5 },
   });
-  return env as unknown as Env;
 }
 
 /** Tasks whose prompt lists the notes to write; some gold answers differ, so rewards vary between tasks. */
@@ -215,7 +214,7 @@ describe("rollout migration (RoutedEnv)", () => {
     expect(await env.runTool("parent", { name: "note", arguments: { text: "p2" } })).toMatchObject({
       content: "p1,p2",
     });
-    await env.fork!("parent", ["k1", "k2"]);
+    await env.capabilities.fork!.fork("parent", ["k1", "k2"]);
     expect(home.env.logOf("k1")).toMatchObject({ lineage: [{ parent: "parent", calls: 2 }] });
     expect(await env.runTool("k1", { name: "note", arguments: { text: "c1" } })).toMatchObject({
       content: "p1,p2,c1",

@@ -1,4 +1,4 @@
-import type { Env } from "@benchmax/core";
+import { descriptionOf, type Env } from "@benchmax/core";
 import { z } from "zod";
 import { schemaOf } from "./openenv.js";
 import { openApiPath, ROUTE_LIST, type RouteSpec } from "./routes.js";
@@ -67,7 +67,7 @@ export function openApiDocument(env: Env, version = "1.0.0"): Json {
   }
   return {
     openapi: "3.1.0",
-    info: { title: `benchmax env server: ${env.name}`, version, description: env.description ?? "" },
+    info: { title: `benchmax env server: ${env.name}`, version, description: descriptionOf(env) },
     paths,
     components: {
       securitySchemes: {

@@ -3,13 +3,13 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Env, LiveSeries, loadCheckpoint, ResultsTail, type RolloutResult } from "@benchmax/core";
+import { type EnvShape, LiveSeries, loadCheckpoint, ResultsTail, type RolloutResult } from "@benchmax/core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { RolloutRecorder, recordLines } from "./record.js";
 import { RECORD_FEED_PATH, RecordFeed } from "./record-feed.js";
 
 const TOKEN = "live-token";
-const env = { name: "live", passThreshold: 1 } as unknown as Env;
+const env: EnvShape = { name: "live", capabilities: { reward: { passThreshold: 1 } } };
 
 const result = (i: number, extra: Partial<RolloutResult> = {}): RolloutResult => ({
   taskId: `t${i}`,

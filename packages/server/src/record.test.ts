@@ -20,10 +20,12 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "benchmax-record-"));
   const env = calcEnv();
   // the env explains its reward (the gold beside the answer): it goes to the recording, never to the client
-  env.explainReward = (_id, messages, task) => ({
-    extracted: String(messages.at(-1)?.content ?? ""),
-    gold: String(task.groundTruth),
-  });
+  env.capabilities!.explain = {
+    explainReward: (_id, messages, task) => ({
+      extracted: String(messages.at(-1)?.content ?? ""),
+      gold: String(task.groundTruth),
+    }),
+  };
   s = await serveEnv(env, { tasks, record: join(dir, "run") });
 });
 afterAll(async () => {

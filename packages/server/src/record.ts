@@ -2,7 +2,8 @@ import { closeSync, fstatSync, mkdirSync, openSync, writeFileSync, writeSync } f
 import { join } from "node:path";
 import {
   type ArtifactStore,
-  type Env,
+  type EnvShape,
+  passThresholdOf,
   type RolloutResult,
   RunAggregate,
   RunDir,
@@ -112,7 +113,7 @@ export class RolloutRecorder {
 
   constructor(
     readonly dir: string,
-    private readonly env: Env,
+    private readonly env: EnvShape,
     private readonly options: {
       maxQueue?: number;
       /** How long a finished rollout waits for others to share its write (default 25 ms). */
@@ -131,9 +132,9 @@ export class RolloutRecorder {
     this.runDir = new RunDir(dir);
     this.fd = openSync(this.runDir.resultsPath, "a");
     this.size = fstatSync(this.fd).size;
-    this.agg = new RunAggregate(env.passThreshold ?? 1);
+    this.agg = new RunAggregate(passThresholdOf(env));
     this.keeper = new SeriesKeeper(this.runDir.resultsPath, {
-      passThreshold: env.passThreshold ?? 1,
+      passThreshold: passThresholdOf(env),
       existing: this.size > 0,
       ...(options.seriesEveryMs !== undefined ? { everyMs: options.seriesEveryMs } : {}),
     });
@@ -268,7 +269,7 @@ export class RolloutRecorder {
       const s = this.agg.summary({
         env: this.env.name,
         policy: "served",
-        passThreshold: this.env.passThreshold ?? 1,
+        passThreshold: passThresholdOf(this.env),
         startedAt: this.startedAt,
         durationMs: Date.now() - this.t0,
       });

@@ -33,7 +33,7 @@ describe("RemoteEnv", () => {
     expect(env).toBeInstanceOf(RemoteEnv);
     expect(env.name).toBe("calc");
     expect(env.listTools().map((t) => t.name)).toContain("add");
-    const tasks = await env.loadTasks!();
+    const tasks = await env.capabilities!.tasks!.loadTasks!();
     expect(tasks.map((t) => t.id)).toEqual(["t1", "t2", "t3"]);
     expect(tasks[0]!.groundTruth).toBeUndefined();
     const r = await runRollout(env, tasks[1]!, solver);
@@ -93,7 +93,7 @@ describe("RoutedEnv", () => {
     const b = await start();
     const env = (await connectRemoteEnv([a.url, b.url], { healthIntervalMs: 60_000 })) as RoutedEnv;
     expect(env).toBeInstanceOf(RoutedEnv);
-    const tasks = await env.loadTasks();
+    const tasks = await env.capabilities.tasks!.loadTasks!();
     const res = await runMany(env, tasks, solver, { group: 2, concurrency: 6 });
     expect(res.results.every((r) => r.reward === 1)).toBe(true);
     const created = (s: EnvServer) => s.metrics.snapshot(0).rolloutsCreated as number;

@@ -1,6 +1,7 @@
 import {
   checkGroupRewards,
   type Env,
+  type EnvCapabilities,
   EnvError,
   errorMessage,
   type GroupMember,
@@ -126,9 +127,11 @@ export const MAX_MIGRATIONS_PER_CALL = 3;
  */
 export class RemoteEnv implements Env {
   readonly name: string;
-  readonly description?: string;
-  readonly rewardWeights: Record<string, number>;
-  readonly passThreshold?: number;
+  /**
+   * What the server reported in `/metadata`: reward weights and threshold, description, its tasks (`GET /v1/tasks`),
+   * fork (`hasFork`, default yes) and group reward (`hasGroupReward`).
+   */
+  readonly capabilities: EnvCapabilities;
   readonly client: EnvClient;
   /** Migrations done by this env on its own (a single server restarted); RoutedEnv counts its own. */
   readonly stats: MigrationStats = newStats();
@@ -140,8 +143,6 @@ export class RemoteEnv implements Env {
   private stale: Handle[] = [];
   private readonly prompts = new Map<string, string>();
   private readonly onMigration?: (e: MigrationEvent) => void;
-  fork?: (rolloutId: string, childIds: string[]) => Promise<void>;
-  computeGroupReward?: (group: GroupMember[]) => Promise<RewardComponents[]>;
 
   constructor(
     readonly url: string,
@@ -151,11 +152,16 @@ export class RemoteEnv implements Env {
     this.client = new EnvClient(url, options);
     this.onMigration = options.onMigration;
     this.name = metadata.name;
-    this.description = metadata.description;
-    this.rewardWeights = metadata.rewardWeights ?? {};
-    this.passThreshold = metadata.passThreshold;
-    if (metadata.hasFork !== false) this.fork = (id, kids) => this.forkRollout(id, kids);
-    if (metadata.hasGroupReward) this.computeGroupReward = (g) => this.groupReward(g);
+    this.capabilities = {
+      reward: {
+        weights: metadata.rewardWeights ?? {},
+        ...(metadata.passThreshold !== undefined ? { passThreshold: metadata.passThreshold } : {}),
+      },
+      metadata: metadata.description !== undefined ? { description: metadata.description } : {},
+      tasks: { loadTasks: (source, o) => this.listTasks(source, o) },
+      ...(metadata.hasFork !== false ? { fork: { fork: (id, kids) => this.forkRollout(id, kids) } } : {}),
+      ...(metadata.hasGroupReward ? { groupReward: { computeGroupReward: (g) => this.groupReward(g) } } : {}),
+    };
   }
 
   /** Read `/metadata` and build the env. */
@@ -493,7 +499,8 @@ export class RemoteEnv implements Env {
     this.broken.delete(rolloutId);
   }
 
-  async loadTasks(source?: string, options: LoadTasksOptions = {}): Promise<Task[]> {
+  /** The server's tasks (`GET /v1/tasks`), without their gold: the server keeps it. Capability `tasks.loadTasks`. */
+  async listTasks(source?: string, options: LoadTasksOptions = {}): Promise<Task[]> {
     if (source !== undefined) {
       throw new UsageError(
         `${this.name} at ${this.url}: the server holds the dataset; pass tasks inline or load them locally`,

@@ -1,5 +1,6 @@
 import {
   type Env,
+  type EnvCapabilities,
   EnvError,
   errorMessage,
   type GroupMember,
@@ -51,9 +52,11 @@ interface Endpoint {
  */
 export class RoutedEnv implements Env {
   readonly name: string;
-  readonly description?: string;
-  readonly rewardWeights: Record<string, number>;
-  readonly passThreshold?: number;
+  /**
+   * The first endpoint's `reward` and `metadata`, passed on whole; `tasks`, `fork` and `groupReward` routed here (to
+   * a live endpoint, or to the one holding the rollout).
+   */
+  readonly capabilities: EnvCapabilities;
   readonly endpoints: Endpoint[];
   /** Migrations, replayed calls and failed migrations so far. */
   readonly stats: MigrationStats = newStats();
@@ -64,8 +67,6 @@ export class RoutedEnv implements Env {
   private readonly prober: NodeJS.Timeout;
   private readonly onMigration?: (e: MigrationEvent) => void;
   private next = 0;
-  fork?: (rolloutId: string, childIds: string[]) => Promise<void>;
-  computeGroupReward?: (group: GroupMember[]) => Promise<RewardComponents[]>;
 
   constructor(envs: RemoteEnv[], options: RoutedEnvOptions = {}) {
     if (envs.length === 0) throw new InfraError("RoutedEnv needs at least one endpoint", { retryable: false });
@@ -79,12 +80,15 @@ export class RoutedEnv implements Env {
     }
     this.endpoints = envs.map((env) => ({ env, alive: true }));
     this.name = first.name;
-    this.description = first.description;
-    this.rewardWeights = first.rewardWeights;
-    this.passThreshold = first.passThreshold;
     this.onMigration = options.onMigration;
-    if (first.fork) this.fork = (id, kids) => this.forkRollout(id, kids);
-    if (first.computeGroupReward) this.computeGroupReward = (g) => this.groupReward(g);
+    const own = first.capabilities;
+    this.capabilities = {
+      ...(own.reward ? { reward: own.reward } : {}),
+      ...(own.metadata ? { metadata: own.metadata } : {}),
+      tasks: { loadTasks: (source, o) => this.listTasks(source, o) },
+      ...(own.fork ? { fork: { fork: (id, kids) => this.forkRollout(id, kids) } } : {}),
+      ...(own.groupReward ? { groupReward: { computeGroupReward: (g) => this.groupReward(g) } } : {}),
+    };
     this.prober = setInterval(() => void this.probe(), options.healthIntervalMs ?? 5000);
     this.prober.unref();
   }
@@ -292,7 +296,7 @@ export class RoutedEnv implements Env {
     let last: unknown;
     for (const e of this.candidates()) {
       try {
-        return await e.env.computeGroupReward!(group);
+        return await e.env.capabilities.groupReward!.computeGroupReward(group);
       } catch (err) {
         if (!isEndpointDown(err)) throw err;
         this.markDown(e, err);
@@ -320,11 +324,11 @@ export class RoutedEnv implements Env {
     }
   }
 
-  async loadTasks(source?: string, options?: LoadTasksOptions): Promise<Task[]> {
+  private async listTasks(source?: string, options?: LoadTasksOptions): Promise<Task[]> {
     let last: unknown;
     for (const e of this.candidates()) {
       try {
-        return await e.env.loadTasks(source, options);
+        return await e.env.listTasks(source, options);
       } catch (err) {
         if (!isEndpointDown(err)) throw err;
         this.markDown(e, err);

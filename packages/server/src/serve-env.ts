@@ -1,7 +1,16 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type Env, errorMessage, type Message, type Task, type ToolCallRequest } from "@benchmax/core";
+import {
+  descriptionOf,
+  type Env,
+  errorMessage,
+  type Message,
+  passThresholdOf,
+  rewardWeightsOf,
+  type Task,
+  type ToolCallRequest,
+} from "@benchmax/core";
 import FindMyWay from "find-my-way";
 import { accessTokens, presentedSecret } from "./auth.js";
 import { CALL_ROUTE, callId } from "./call-route.js";
@@ -290,16 +299,16 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
 
   const metadata = () => ({
     name: env.name,
-    description: env.description ?? "",
+    description: descriptionOf(env),
     version: options.metadata?.version,
     ...options.metadata,
     tools: env.listTools(),
-    rewardWeights: env.rewardWeights,
-    passThreshold: env.passThreshold ?? 1,
+    rewardWeights: rewardWeightsOf(env),
+    passThreshold: passThresholdOf(env),
     systemPrompt: typeof env.systemPrompt === "string" ? env.systemPrompt : null,
-    hasFork: typeof env.fork === "function",
-    hasGroupReward: typeof env.computeGroupReward === "function",
-    hasParseActions: typeof env.parseActions === "function",
+    hasFork: !!env.capabilities?.fork,
+    hasGroupReward: !!env.capabilities?.groupReward,
+    hasParseActions: typeof env.capabilities?.episode?.parseActions === "function",
     instance,
   });
 
@@ -317,7 +326,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     systemPrompt: service.systemPrompt(r.task),
     idleTimeoutMs: service.idleTimeoutMs,
     /** The env parses actions its own way: send replies to `/step` rather than parsing tool calls client-side. */
-    customActions: typeof env.parseActions === "function",
+    customActions: typeof env.capabilities?.episode?.parseActions === "function",
     /** Echoed when the client set a turn limit: `/step` then ends the episode there (SkyRL's rule). */
     ...(r.maxTurns !== undefined ? { maxTurns: r.maxTurns } : {}),
   });
@@ -536,7 +545,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
       feed ? feed.handle(req, res) : Promise.reject(conflict("not recording: serve --record DIR", "NOT_RECORDING")),
     groupReward: async (req, res) => {
       const body = await readBody(req, maxBody);
-      if (!env.computeGroupReward) throw new HttpError(501, "NOT_SUPPORTED", `${env.name} has no group reward`);
+      if (!env.capabilities?.groupReward) throw new HttpError(501, "NOT_SUPPORTED", `${env.name} has no group reward`);
       if (!Array.isArray(body.members)) throw badRequest(`"members" must be an array of {messages, rewards}`);
       const task = await service.resolveTask(taskRefOf(body));
       for (const [i, m] of (body.members as unknown[]).entries()) {

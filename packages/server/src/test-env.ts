@@ -1,4 +1,4 @@
-import { defineEnv, type Env, extractAnswer, type Task, ToolError, tool } from "@benchmax/core";
+import { type AssistantMessage, defineEnv, type Env, extractAnswer, type Task, ToolError, tool } from "@benchmax/core";
 import { z } from "zod";
 
 /** `add`: the sum of two numbers. */
@@ -30,7 +30,7 @@ export function calcEnv(options: { customActions?: boolean } = {}): Env {
     { id: "t2", prompt: "What is 10 + 7?", groundTruth: "17" },
     { id: "t3", prompt: "What is 1 + 1?", groundTruth: "2" },
   ];
-  const env = defineEnv<Task<string>, { notes: string[] }>({
+  return defineEnv<Task<string>, { notes: string[] }>({
     name: "calc",
     description: "adds numbers",
     systemPrompt: "You add numbers. Answer in <answer></answer>.",
@@ -60,14 +60,15 @@ export function calcEnv(options: { customActions?: boolean } = {}): Env {
     rewardWeights: { exact_match: 1 },
     computeGroupReward: async (group) => group.map((_, i) => ({ rank: i })),
     loadTasks: async () => tasks,
+    ...(options.customActions
+      ? {
+          parseActions: (message: AssistantMessage, turn: number) => {
+            const text = typeof message.content === "string" ? message.content : "";
+            return [...text.matchAll(/<add>\s*(-?\d+)\s+(-?\d+)\s*<\/add>/g)].map((m, i) => ({
+              call: { id: `add_${turn}_${i}`, name: "add", arguments: { a: Number(m[1]), b: Number(m[2]) } },
+            }));
+          },
+        }
+      : {}),
   });
-  if (options.customActions) {
-    env.parseActions = (message, turn) => {
-      const text = typeof message.content === "string" ? message.content : "";
-      return [...text.matchAll(/<add>\s*(-?\d+)\s+(-?\d+)\s*<\/add>/g)].map((m, i) => ({
-        call: { id: `add_${turn}_${i}`, name: "add", arguments: { a: Number(m[1]), b: Number(m[2]) } },
-      }));
-    };
-  }
-  return env as unknown as Env;
 }

@@ -30,7 +30,7 @@ function gatedEnv(): { env: Env; open(): void; entered: Promise<void> } {
     reward: () => ({ ok: 1 }),
     loadTasks: async () => tasks,
   });
-  return { env: env as unknown as Env, open, entered: inInit };
+  return { env, open, entered: inInit };
 }
 
 /**

@@ -25,7 +25,7 @@ describe("exportSkyrl", () => {
     dirs.push(out);
     const env = calcEnv();
     const tasks = [
-      ...(await env.loadTasks!()),
+      ...(await env.capabilities!.tasks!.loadTasks!()),
       { id: "obj", prompt: "What is 3 + 4?", groundTruth: { value: 7 } as unknown as string },
     ];
     const res = await exportSkyrl(env, { out, tasks, trainFraction: 0.5, seed: 1 });
@@ -121,7 +121,7 @@ describe("portable exports", () => {
 
   it("leaves tasks without files alone", async () => {
     const env = calcEnv();
-    const tasks = await env.loadTasks!();
+    const tasks = await env.capabilities!.tasks!.loadTasks!();
     expect(exportDataRoot(tasks, {})).toBeUndefined();
   });
 });

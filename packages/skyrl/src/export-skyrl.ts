@@ -9,7 +9,7 @@ import { writeShim } from "./shim.js";
 export interface ExportSkyrlOptions {
   /** Output folder: train.parquet, validation.parquet, python/benchmax_skyrl, export.json. */
   out: string;
-  /** The tasks to export (default: `env.loadTasks(dataset, {split: datasetSplit, limit})`). */
+  /** The tasks to export (default: the env's `tasks.loadTasks(dataset, {split: datasetSplit, limit})`). */
   tasks?: Task[];
   dataset?: string;
   datasetSplit?: string;
@@ -114,8 +114,9 @@ interface SplitRows {
 async function splitRows(env: Env, options: Omit<ExportSkyrlOptions, "out">): Promise<SplitRows> {
   let tasks = options.tasks;
   if (!tasks) {
-    if (!env.loadTasks) throw new UsageError(`env ${env.name} has no dataset loader; pass tasks`);
-    tasks = await env.loadTasks(options.dataset, { split: options.datasetSplit, limit: options.limit });
+    const own = env.capabilities?.tasks;
+    if (!own?.loadTasks) throw new UsageError(`env ${env.name} has no dataset loader; pass tasks`);
+    tasks = await own.loadTasks(options.dataset, { split: options.datasetSplit, limit: options.limit });
   }
   if (options.limit !== undefined) tasks = tasks.slice(0, options.limit);
   if (tasks.length === 0) throw new UsageError(`env ${env.name}: no tasks to export`);

@@ -8,7 +8,7 @@ const call = (name: string, args: object) => `<tool_call>\n${JSON.stringify({ na
 describe("envGroupBuilders (on core's Episode engine)", () => {
   it("makes G forked episodes of a task and counts every reward once", async () => {
     const env = calcEnv();
-    const tasks = await env.loadTasks!();
+    const tasks = await env.capabilities!.tasks!.loadTasks!();
     const [b] = envGroupBuilders(env, tasks.slice(1, 2), { groupSize: 3 });
     const eps = await b!.makeEnvs();
     expect(eps).toHaveLength(3);

@@ -8,6 +8,7 @@ import {
   InfraError,
   type Message,
   type RewardComponents,
+  rewardWeightsOf,
   type Task,
 } from "@benchmax/core";
 
@@ -157,7 +158,7 @@ export function envGroupBuilders<T extends Task>(
           if (!e.done || !e.rewards || e.reward === undefined)
             throw new EnvError(`computeGroupRewards: episode ${e.rolloutId} has not ended with a reward`);
         }
-        if (!env.computeGroupReward) return episodes.map((e) => ({ reward: 0, rewards: { ...e.rewards! } }));
+        if (!env.capabilities?.groupReward) return episodes.map((e) => ({ reward: 0, rewards: { ...e.rewards! } }));
         // checked and under the reward time limit, as every driver's group reward
         const extra = await computeGroupRewards(
           env,
@@ -165,7 +166,7 @@ export function envGroupBuilders<T extends Task>(
         );
         return episodes.map((e, i) => {
           const rewards = { ...e.rewards!, ...extra[i] };
-          return { reward: combineRewards(rewards, env.rewardWeights) - e.reward!, rewards };
+          return { reward: combineRewards(rewards, rewardWeightsOf(env)) - e.reward!, rewards };
         });
       },
       async cleanup() {

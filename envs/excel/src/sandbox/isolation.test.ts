@@ -122,7 +122,7 @@ describe.skipIf(!py.ok || !ipc)("each jail has its own IPC namespace", () => {
   it("a released rollout's SysV segment is gone: host Shmem back to its start, a later rollout finds nothing and scores 1", async () => {
     const env = createExcelEnv({ tools: "python" });
     try {
-      const [task] = (await env.loadTasks!()).filter((t) => t.id === "101");
+      const [task] = (await env.capabilities!.tasks!.loadTasks!()).filter((t) => t.id === "101");
       // the pool's jails and the env's own start are in the baseline
       await env.init("warm", task!);
       await env.runTool("warm", { name: "run_python", arguments: { code: "print(1)" } });

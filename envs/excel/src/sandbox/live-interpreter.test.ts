@@ -81,7 +81,7 @@ describe.skipIf(!py.ok)("a live interpreter per rollout", () => {
 
   it("an env with preloadRunCode claims the interpreter at init; the model's run_code sees the workbook", async () => {
     const env = createExcelEnv({ preloadRunCode: true });
-    const [task] = (await env.loadTasks!()).filter((t) => t.id === "101");
+    const [task] = (await env.capabilities!.tasks!.loadTasks!()).filter((t) => t.id === "101");
     await env.init("pre-1", task!);
     const r = await env.runTool("pre-1", {
       name: "run_code",
@@ -123,7 +123,7 @@ describe.skipIf(!py.ok)("a live interpreter per rollout", () => {
   it("through the env: a code call after the episode's deadline is a readable tool error", async () => {
     const env = createExcelEnv({ tools: "python", episodeDeadlineMs: 1 });
     try {
-      const [task] = (await env.loadTasks!()).filter((t) => t.id === "101");
+      const [task] = (await env.capabilities!.tasks!.loadTasks!()).filter((t) => t.id === "101");
       await env.init("late", task!);
       await new Promise((r) => setTimeout(r, 5));
       const r = await env.runTool("late", { name: "run_python", arguments: { code: "print(1)" } });
@@ -294,7 +294,7 @@ print(json.dumps({"held": held, "killed": killed, "other": other}))`;
   it("the structured tools and the scorer see the workbook the live interpreter left; a victim rollout scores 1", async () => {
     const env = createExcelEnv({ tools: "all" });
     try {
-      const [task] = (await env.loadTasks!()).filter((t) => t.id === "101");
+      const [task] = (await env.capabilities!.tasks!.loadTasks!()).filter((t) => t.id === "101");
       await env.init("attacker", task!);
       await env.init("victim", task!);
       // run_code keeps its workbook in the live process (deferred save): read_range still sees the edit
@@ -325,7 +325,7 @@ describe.skipIf(!py.ok)("replay on the other test cases", () => {
   it("recorded calls replay in one interpreter per case, so state from an earlier call is there", async () => {
     const env = createExcelEnv({ tools: "python" });
     try {
-      const [task] = (await env.loadTasks!()).filter((t) => t.id === "101");
+      const [task] = (await env.capabilities!.tasks!.loadTasks!()).filter((t) => t.id === "101");
       expect(task!.groundTruth.answers.length).toBeGreaterThan(1);
       await env.init("replay", task!);
       for (const code of [
@@ -435,7 +435,7 @@ print(found)`,
   it("interpreters end when their rollout is released", async () => {
     const env = createExcelEnv({ tools: "python" });
     try {
-      const [task] = (await env.loadTasks!()).filter((t) => t.id === "101");
+      const [task] = (await env.capabilities!.tasks!.loadTasks!()).filter((t) => t.id === "101");
       await env.init("rel", task!);
       const r = await env.runTool("rel", { name: "run_python", arguments: { code: "print(1)" } });
       expect(r.isError, text(r)).toBe(false);

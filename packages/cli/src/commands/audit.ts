@@ -8,7 +8,7 @@ import {
   TRANSPORTS,
   type Transport,
 } from "@benchmax/audit";
-import { type Env, UsageError } from "@benchmax/core";
+import { type Env, type Task, UsageError } from "@benchmax/core";
 import type { Command } from "commander";
 import { createEnv, parseKeyValues, resolveEnvEntry } from "../env-loader.js";
 import { parseIntFlag } from "../policy-options.js";
@@ -72,10 +72,11 @@ export async function auditCommand(spec: string, flags: AuditFlags): Promise<Aud
   if (flags.maxTasks !== undefined) config.maxTasks = flags.maxTasks;
   const env: Env = await createEnv(spec, parseKeyValues(flags.envOpt));
   try {
-    let tasks: Awaited<ReturnType<NonNullable<Env["loadTasks"]>>> | undefined;
+    let tasks: Task[] | undefined;
     if (flags.dataset || flags.split) {
-      if (!env.loadTasks) throw new UsageError(`env ${env.name} has no dataset loader (--dataset)`);
-      tasks = await env.loadTasks(flags.dataset, { split: flags.split });
+      const own = env.capabilities?.tasks;
+      if (!own?.loadTasks) throw new UsageError(`env ${env.name} has no dataset loader (--dataset)`);
+      tasks = await own.loadTasks(flags.dataset, { split: flags.split });
     }
     const report = await auditEnv(env, {
       tasks,

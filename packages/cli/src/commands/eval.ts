@@ -9,6 +9,7 @@ import {
   parsePlainRow,
   RunDir,
   type RunIdentity,
+  rewardWeightsOf,
   runMany,
   type Task,
   type ToolFormat,
@@ -131,11 +132,12 @@ async function openEnv(spec: string, flags: EvalFlags): Promise<{ env: Env; loca
 
 /** The env's tasks: its own loader, else `--dataset` read with its row parser (plain rows without one). */
 async function loadTasks(env: Env, flags: EvalFlags): Promise<Task[]> {
-  if (env.loadTasks) return env.loadTasks(flags.dataset, { limit: flags.limit, split: flags.split });
+  const own = env.capabilities?.tasks;
+  if (own?.loadTasks) return own.loadTasks(flags.dataset, { limit: flags.limit, split: flags.split });
   if (!flags.dataset) {
     throw new UsageError(`env ${env.name} has no embedded tasks: pass --dataset <file.jsonl>`);
   }
-  const parse = env.parseTask ? env.parseTask.bind(env) : (row: unknown, where: string) => parsePlainRow(row, where);
+  const parse = own?.parseTask ? own.parseTask.bind(own) : (row: unknown, where: string) => parsePlainRow(row, where);
   return loadTasksFromFile(flags.dataset, parse, { limit: flags.limit });
 }
 
@@ -280,7 +282,8 @@ async function evalOne(
       oracle,
       config,
     };
-    if (flags.resume) rd.checkResume(identity, tasks, flags.group, env.rewardWeights ?? {}, env.rewardComponentRange);
+    if (flags.resume)
+      rd.checkResume(identity, tasks, flags.group, rewardWeightsOf(env), env.capabilities?.reward?.componentRange);
     else if (flags.force) RunDir.create(outDir, { force: true });
     rd.writeIdentity(identity);
     const resultsPath = rd.resultsPath;
@@ -295,7 +298,7 @@ async function evalOne(
       resultsPath,
       resume: flags.resume,
       // the final-state artifacts the env's reward reads, kept for `benchmax rescore`
-      artifacts: env.artifacts ? rd : undefined,
+      artifacts: env.capabilities?.artifacts ? rd : undefined,
       signal,
       onEvent: (e) => {
         if (!signal.aborted || e.type === "end") progress(e);

@@ -1,3 +1,4 @@
+import { passThresholdOf, rewardWeightsOf } from "@benchmax/core";
 import type { Command } from "commander";
 import { loadEnvModule, parseKeyValues } from "../env-loader.js";
 
@@ -13,15 +14,16 @@ export function register(program: Command): void {
       const mod = await loadEnvModule(spec);
       const env = await mod.createEnv(parseKeyValues(flags.envOpt));
       try {
-        const tasks = env.loadTasks ? await env.loadTasks() : [];
+        const caps = env.capabilities;
+        const tasks = caps?.tasks?.loadTasks ? await caps.tasks.loadTasks() : [];
         const info = {
           name: env.name,
-          description: env.description ?? mod.description,
+          description: caps?.metadata?.description ?? mod.description,
           tools: env.listTools().map((t) => ({ name: t.name, description: t.description })),
-          rewardWeights: env.rewardWeights,
-          passThreshold: env.passThreshold ?? 1,
+          rewardWeights: rewardWeightsOf(env),
+          passThreshold: passThresholdOf(env),
           fixtures: tasks.length,
-          referencePolicy: typeof env.referencePolicy === "function",
+          referencePolicy: !!caps?.reference,
         };
         if (flags.json) {
           process.stdout.write(`${JSON.stringify({ ...info, tools: env.listTools() }, null, 2)}\n`);

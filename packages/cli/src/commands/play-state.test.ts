@@ -37,7 +37,7 @@ describe("play: the state view (excel's workbook as a grid)", () => {
   let play: PlayServer;
   beforeAll(async () => {
     env = await createEnv("excel", {});
-    play = await startPlay(env, { tasks: (await env.loadTasks!()).slice(0, 1) });
+    play = await startPlay(env, { tasks: (await env.capabilities!.tasks!.loadTasks!()).slice(0, 1) });
   }, 120_000);
   afterAll(async () => {
     await play?.close();
@@ -49,7 +49,7 @@ describe("play: the state view (excel's workbook as a grid)", () => {
     const page = await (await fetch(play.url)).text();
     expect(page).toContain('id="state"');
 
-    const start = await post(play, "/api/start", { taskId: (await env.loadTasks!())[0]!.id });
+    const start = await post(play, "/api/start", { taskId: (await env.capabilities!.tasks!.loadTasks!())[0]!.id });
     expect(start.status, JSON.stringify(start.json)).toBe(200);
     const first = start.json.state as Grid;
     expect(first.kind).toBe("grid");
@@ -116,7 +116,7 @@ describe("play on a scaffolded env (`benchmax new`, then `benchmax play .`)", ()
     // no state view: the page has no state panel and the replies no state
     expect(hasStateView(env)).toBe(false);
     expect(await (await fetch(play.url)).text()).not.toContain('id="state"');
-    const task = (await env.loadTasks!())[0]!;
+    const task = (await env.capabilities!.tasks!.loadTasks!())[0]!;
     const start = await post(play, "/api/start", { taskId: task.id });
     expect(start.status, JSON.stringify(start.json)).toBe(200);
     expect(start.json.state).toBeUndefined();

@@ -41,7 +41,7 @@ async function playWritten(server: PlayServer, custom: Record<string, unknown>, 
 
 /** The reward the same answer gets on the same task read as a dataset row, through the env's runner. */
 async function asDatasetRow(env: Env, row: Record<string, unknown>, answer: string) {
-  const task = env.parseTask!(row, "row") as Task;
+  const task = env.capabilities!.tasks!.parseTask!(row, "row") as Task;
   return runRollout(
     env,
     task,
@@ -53,7 +53,10 @@ const envs: Record<string, { env: Env; play: PlayServer }> = {};
 beforeAll(async () => {
   for (const name of ["math", "wikipedia", "crm"]) {
     const env = await createEnv(name, {});
-    envs[name] = { env, play: await startPlay(env, { tasks: (await env.loadTasks!()).slice(0, 1) }) };
+    envs[name] = {
+      env,
+      play: await startPlay(env, { tasks: (await env.capabilities!.tasks!.loadTasks!()).slice(0, 1) }),
+    };
   }
 }, 120_000);
 afterAll(async () => {

@@ -22,11 +22,13 @@ let fake: FakeVllm;
 let browser: Browser | undefined;
 const explained = () => {
   const env = calcEnv();
-  env.explainReward = (_id, messages, task) => ({
-    extracted: String(messages.at(-1)?.content ?? ""),
-    gold: String(task.groundTruth),
-    diff: [`the answer is not ${String(task.groundTruth)}`, "compared as text"],
-  });
+  env.capabilities!.explain = {
+    explainReward: (_id, messages, task) => ({
+      extracted: String(messages.at(-1)?.content ?? ""),
+      gold: String(task.groundTruth),
+      diff: [`the answer is not ${String(task.groundTruth)}`, "compared as text"],
+    }),
+  };
   return env;
 };
 beforeAll(async () => {

@@ -45,7 +45,8 @@ export function register(program: Command): void {
       const { startPlay } = await import("@benchmax/report");
       const env: Env = await createEnv(envSpec, parseKeyValues(flags.envOpt));
       let tasks: Task[] | undefined;
-      if (flags.dataset && env.loadTasks) tasks = await env.loadTasks(flags.dataset, { split: flags.split });
+      const own = env.capabilities?.tasks;
+      if (flags.dataset && own?.loadTasks) tasks = await own.loadTasks(flags.dataset, { split: flags.split });
       if (flags.endpoint && !flags.model) throw new UsageError("--endpoint needs --model");
       if (flags.model && !flags.endpoint) throw new UsageError("--model needs --endpoint (the OpenAI-compatible URL)");
       const toolFormat = (flags.toolFormat ?? (flags.endpoint ? "hermes" : "openai")) as ToolFormat;

@@ -77,8 +77,9 @@ export async function rescoreRun(runDir: string, flags: RescoreFlags): Promise<R
     const refusal = rescoreRefusal(env, runDir);
     if (refusal) throw new UsageError(refusal);
     const dataset = identity.dataset === "fixtures" ? undefined : identity.dataset;
-    if (!env.loadTasks) throw new UsageError(`env ${env.name} has no dataset loader: its tasks can't be found again`);
-    let tasks: Task[] = await env.loadTasks(dataset, { split: (config.split as string | null) ?? undefined });
+    const own = env.capabilities?.tasks;
+    if (!own?.loadTasks) throw new UsageError(`env ${env.name} has no dataset loader: its tasks can't be found again`);
+    let tasks: Task[] = await own.loadTasks(dataset, { split: (config.split as string | null) ?? undefined });
     if (typeof config.limit === "number") tasks = tasks.slice(0, config.limit);
     tasks = normalizeTaskIds(tasks, dataset);
     return await rescoreRunDir(env, runDir, tasks, flags);

@@ -119,8 +119,9 @@ export async function serveCommand(envSpec: string, flags: ServeFlags): Promise<
   const env: Env = await createEnv(envSpec, parseKeyValues(flags.envOpt));
   let tasks: Task[] | undefined;
   if (flags.dataset || flags.split) {
-    if (!env.loadTasks) throw new UsageError(`env ${env.name} has no dataset loader (--dataset)`);
-    tasks = await env.loadTasks(flags.dataset, { split: flags.split });
+    const own = env.capabilities?.tasks;
+    if (!own?.loadTasks) throw new UsageError(`env ${env.name} has no dataset loader (--dataset)`);
+    tasks = await own.loadTasks(flags.dataset, { split: flags.split });
   }
   const token = serveToken(flags.token, process.env.BENCHMAX_TOKEN);
   const clients = await clientTokens(flags.clientToken, flags.clientTokensFile, process.env.BENCHMAX_CLIENT_TOKENS);

@@ -19,8 +19,9 @@ export function register(program: Command): void {
       const mod = await loadEnvModule(spec);
       const env = await mod.createEnv(parseKeyValues(flags.envOpt));
       try {
-        if (!env.parseTask) throw new UsageError(`env ${env.name} has no task schema (parseTask)`);
-        const parse = env.parseTask.bind(env);
+        const own = env.capabilities?.tasks;
+        if (!own?.parseTask) throw new UsageError(`env ${env.name} has no task schema (parseTask)`);
+        const parse = own.parseTask.bind(own);
         // a dataset folder (as `eval --dataset <folder>` takes) is read through its dataset.json
         const file = existsSync(data) && statSync(data).isDirectory() ? join(data, "dataset.json") : data;
         if (file !== data && !existsSync(file)) throw new UsageError(`no dataset.json in ${data}`);

@@ -28,10 +28,12 @@ let browser: Browser | undefined;
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "benchmax-watch-"));
   const env = calcEnv();
-  env.explainReward = (_id, messages, task) => ({
-    extracted: String(messages.at(-1)?.content ?? ""),
-    gold: String(task.groundTruth),
-  });
+  env.capabilities!.explain = {
+    explainReward: (_id, messages, task) => ({
+      extracted: String(messages.at(-1)?.content ?? ""),
+      gold: String(task.groundTruth),
+    }),
+  };
   server = await serveEnv(env, { tasks, record: join(root, "run") });
   watch = await startWatch(join(root, "run"), { pollMs: 200 });
   if (available) browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
@@ -136,7 +138,9 @@ describe("benchmax watch URL: a recording server's live feed", () => {
   beforeAll(async () => {
     recDir = mkdtempSync(join(tmpdir(), "benchmax-watch-url-"));
     const env = calcEnv();
-    env.explainReward = (_id, _messages, task) => ({ extracted: "x", gold: `GOLD-${String(task.groundTruth)}` });
+    env.capabilities!.explain = {
+      explainReward: (_id, _messages, task) => ({ extracted: "x", gold: `GOLD-${String(task.groundTruth)}` }),
+    };
     rec = await serveEnv(env, { tasks, token: TOKEN, record: join(recDir, "run") });
     live = await startWatch(rec.url, { serverToken: TOKEN, pollMs: 100 });
   });

@@ -32,11 +32,11 @@ export async function artifactBytes(data: ArtifactData): Promise<Uint8Array> {
 
 /** Whether `captureArtifacts` has anything to do: a store, an env that keeps artifacts, and a scored outcome. */
 export function capturesArtifacts(env: Env<any>, r: RolloutResult, store: ArtifactStore | undefined): boolean {
-  return !!store && !!env.artifacts && (r.outcome === "completed" || r.outcome === "truncated");
+  return !!store && !!env.capabilities?.artifacts && (r.outcome === "completed" || r.outcome === "truncated");
 }
 
 /**
- * Take a finished rollout's final-state artifacts (`env.artifacts`) into `store` and name them in the result
+ * Take a finished rollout's final-state artifacts (capability `artifacts`) into `store` and name them in the result
  * (`result.artifacts`): called by Episode before the env state is released, for scored rollouts only. Best effort:
  * a failure or a timeout is recorded in `metadata.artifactError` (rescore then refuses that rollout), never thrown.
  */
@@ -51,7 +51,7 @@ export async function captureArtifacts(
   try {
     const refs = await withTimeout(
       (async () => {
-        const got = await env.artifacts!(rolloutId);
+        const got = await env.capabilities!.artifacts!.artifacts(rolloutId);
         const out: Record<string, ArtifactRef> = {};
         for (const [name, data] of Object.entries(got ?? {})) out[name] = await store.put(await artifactBytes(data));
         return out;

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { RunAggregate } from "../aggregate.js";
-import type { Env } from "../env.js";
+import { type Env, passThresholdOf, rewardWeightsOf } from "../env.js";
 import { EnvError, errorMessage, isInfraError, UsageError } from "../errors.js";
 import { ResultsWriter } from "../results-file.js";
 import { combineRewards } from "../reward.js";
@@ -46,15 +46,16 @@ const isError = (r: RolloutResult) => r.outcome === "env_error" || r.outcome ===
 /**
  * Why `env` can't re-score `run` (undefined when it can). An env whose reward reads the conversation alone is
  * re-scored on a fresh state; one whose reward reads the final state needs the artifacts it declares
- * (`Env.artifacts` + `Env.restoreArtifacts`) stored with every scored rollout.
+ * (capability `artifacts`, with `restoreArtifacts`) stored with every scored rollout.
  */
 export function rescoreRefusal(env: Env, runDir: string, missing?: RolloutResult): string | undefined {
-  if (env.rewardReads === "conversation") return undefined;
+  const rewardReads = env.capabilities?.reward?.reads;
+  if (rewardReads === "conversation") return undefined;
   const reads =
-    env.rewardReads === "state"
+    rewardReads === "state"
       ? "the rollout's final state (files, a database)"
       : "what it does not declare (no rewardReads)";
-  if (!env.artifacts || !env.restoreArtifacts) {
+  if (!env.capabilities?.artifacts?.restoreArtifacts) {
     return `env ${env.name}: its reward reads ${reads}, and it declares no artifacts to restore that state from; re-run the rollouts (benchmax eval) to score them with the current reward`;
   }
   if (missing) {
@@ -98,7 +99,7 @@ export async function rescoreRunDir(
   if (refusal) throw new UsageError(refusal);
   const config = (identity.config ?? {}) as Record<string, unknown>;
   const flags = options;
-  const stateful = env.rewardReads !== "conversation";
+  const stateful = env.capabilities?.reward?.reads !== "conversation";
   // pass 1 (streamed): the last line of each rollout id; a scored rollout without the artifacts it needs refuses
   const lastLine = new Map<string, number>();
   const missing = new Map<string, RolloutResult>();
@@ -117,7 +118,7 @@ export async function rescoreRunDir(
   const newIdentity = { ...identity, rescoredFrom: runDir };
   out.writeIdentity(newIdentity);
   const appender = await ResultsWriter.open(out.resultsPath);
-  const agg = new RunAggregate(env.passThreshold ?? 1);
+  const agg = new RunAggregate(passThresholdOf(env));
   const startedAt = new Date().toISOString();
   const t0 = performance.now();
   const rewardMs = options.rewardTimeoutMs ?? DEFAULT_TIMEOUTS.rewardMs;
@@ -143,16 +144,16 @@ export async function rescoreRunDir(
     try {
       await env.init(id, task);
       try {
-        if (stateful) await env.restoreArtifacts!(id, artifacts);
+        if (stateful) await env.capabilities!.artifacts!.restoreArtifacts!(id, artifacts);
         const rewards = await withTimeout(
           env.computeReward(id, row.messages, task, { timeoutMs: rewardMs }),
           rewardMs,
           () => new EnvError(`${env.name}.computeReward did not return within ${rewardMs} ms`),
         );
-        const reward = combineRewards(rewards, env.rewardWeights);
+        const reward = combineRewards(rewards, rewardWeightsOf(env));
         let meta: Record<string, unknown> | undefined;
         try {
-          meta = env.rolloutMetadata?.(id);
+          meta = env.capabilities?.metadata?.rolloutMetadata?.(id);
         } catch {
           /* metadata is best effort */
         }

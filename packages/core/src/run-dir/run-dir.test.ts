@@ -321,7 +321,7 @@ describe("rescoreRunDir", () => {
     );
     expect(existsSync(out)).toBe(false);
     const noRestore = fileEnv();
-    delete noRestore.restoreArtifacts;
+    delete noRestore.capabilities!.artifacts!.restoreArtifacts;
     await expect(rescoreRunDir(noRestore, rd.dir, tasks, { out })).rejects.toThrow(/declares no artifacts to restore/);
     await expect(rescoreRunDir(fileEnv(), rd.dir, tasks, { out: rd.dir })).rejects.toThrow(/another folder/);
   });

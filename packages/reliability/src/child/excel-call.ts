@@ -8,7 +8,7 @@ import type { Env, EnvModule } from "@benchmax/core";
 const spec = "@benchmax/env-excel";
 const mod = (await import(spec)) as { default: EnvModule };
 const env: Env = await mod.default.createEnv({});
-const tasks = await env.loadTasks!();
+const tasks = await env.capabilities!.tasks!.loadTasks!();
 await env.init("call", tasks[0]!);
 const res = await env.runTool("call", { name: process.argv[2]!, arguments: JSON.parse(process.argv[3] ?? "{}") });
 process.stdout.write(`${JSON.stringify({ isError: res.isError, content: String(res.content).slice(0, 500) })}\n`);

@@ -17,7 +17,7 @@ const { serveEnv } = (await import(serverSpec)) as {
 
 let env: Env;
 if (envName === "notes") env = notesEnv({ tasks: notesTasks(50) });
-else if (envName === "faulty") env = faultyEnv() as unknown as Env;
+else if (envName === "faulty") env = faultyEnv();
 else {
   const spec = `@benchmax/env-${envName}`;
   const mod = (await import(spec)) as { default: { createEnv(o: Record<string, unknown>): Env | Promise<Env> } };

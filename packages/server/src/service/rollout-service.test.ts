@@ -306,11 +306,11 @@ describe("RolloutService group reward", () => {
     const task = await s.resolveTask({ taskId: "t1" });
     const members = [0, 1].map((i) => ({ rolloutId: `m${i}`, messages: [], rewards: { exact_match: i } }));
     expect(await s.groupReward(task, members)).toEqual({ rewards: [{ rank: 0 }, { rank: 1 }], combined: [0, 1] });
-    env.computeGroupReward = () => new Promise(() => {});
+    env.capabilities!.groupReward = { computeGroupReward: () => new Promise(() => {}) };
     expect(await codeOf(s.groupReward(task, members))).toBe("env_error/EXECUTION_ERROR");
-    env.computeGroupReward = async () => [{ rank: Number.NaN }, { rank: 1 }];
+    env.capabilities!.groupReward = { computeGroupReward: async () => [{ rank: Number.NaN }, { rank: 1 }] };
     expect(await codeOf(s.groupReward(task, members))).toBe("env_error/EXECUTION_ERROR");
-    delete env.computeGroupReward;
+    delete env.capabilities!.groupReward;
     expect(await codeOf(s.groupReward(task, members))).toBe("not_supported/NOT_SUPPORTED");
   });
 });

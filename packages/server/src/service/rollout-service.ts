@@ -1,6 +1,7 @@
 import {
   type ArtifactStore,
   type AssistantMessage,
+  assertEnvShape,
   combineRewards,
   computeGroupRewards,
   type Env,
@@ -11,11 +12,13 @@ import {
   isInfraError,
   type Message,
   MessageSchema,
+  passThresholdOf,
   type RewardComponents,
   type RolloutResult,
   randomBase64url,
   randomRolloutId,
   resolveSystemPrompt,
+  rewardWeightsOf,
   type StepResult,
   type Task,
   type ToolCallRequest,
@@ -257,6 +260,8 @@ export class RolloutService {
     readonly env: Env,
     options: RolloutServiceOptions = {},
   ) {
+    // an env written for the flat contract would lose its capabilities here without a word
+    assertEnvShape(env);
     this.maxRollouts = options.maxRollouts ?? 1024;
     this.admission = new Admission({
       max: this.maxRollouts,
@@ -505,12 +510,12 @@ export class RolloutService {
   }
 
   /**
-   * Copy an initialised rollout into `n` children (env.fork + Episode.fork: conversation and counters), each with its
+   * Copy an initialised rollout into `n` children (the env's fork capability + Episode.fork: conversation and counters), each with its
    * own token; they inherit the client, turn limit, tool format and tags (group: the parent's group, else its id).
    */
   async fork(parent: ServedRollout, n: number): Promise<ServedRollout[]> {
     const p = this.own(parent);
-    if (!this.env.fork) {
+    if (!this.env.capabilities?.fork) {
       throw new RolloutServiceError("not_supported", `${this.env.name} does not support fork`, {
         reason: "NOT_SUPPORTED",
       });
@@ -600,7 +605,7 @@ export class RolloutService {
     this.metrics.rewards++;
     r.reward = reward;
     r.rewards = rewards;
-    return { reward, rewards, passed: reward >= (this.env.passThreshold ?? 1) };
+    return { reward, rewards, passed: reward >= passThresholdOf(this.env) };
   }
 
   /**
@@ -707,7 +712,7 @@ export class RolloutService {
     task: Task,
     members: Array<{ rolloutId: string; messages: Message[]; rewards: RewardComponents }>,
   ): Promise<{ rewards: RewardComponents[]; combined: number[] }> {
-    if (!this.env.computeGroupReward) {
+    if (!this.env.capabilities?.groupReward) {
       throw new RolloutServiceError("not_supported", `${this.env.name} has no group reward`, {
         reason: "NOT_SUPPORTED",
       });
@@ -722,7 +727,7 @@ export class RolloutService {
     }
     return {
       rewards: extra,
-      combined: extra.map((e, i) => combineRewards({ ...members[i]!.rewards, ...e }, this.env.rewardWeights)),
+      combined: extra.map((e, i) => combineRewards({ ...members[i]!.rewards, ...e }, rewardWeightsOf(this.env))),
     };
   }
 

@@ -1,4 +1,4 @@
-import type { Env, Task } from "@benchmax/core";
+import type { EnvShape, Task } from "@benchmax/core";
 import { describe, expect, it } from "vitest";
 import { TaskSource } from "./task-source.js";
 
@@ -7,8 +7,8 @@ const TASKS: Task[] = [
   { id: "b", prompt: "2+2?", groundTruth: "4" },
 ];
 
-function envWith(loadTasks?: () => Promise<Task[]>): Env {
-  return { name: "t", ...(loadTasks ? { loadTasks } : {}) } as unknown as Env;
+function envWith(loadTasks?: () => Promise<Task[]>): EnvShape {
+  return { name: "t", capabilities: loadTasks ? { tasks: { loadTasks } } : {} };
 }
 
 describe("TaskSource", () => {

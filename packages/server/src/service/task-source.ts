@@ -1,4 +1,4 @@
-import { type Env, type Task, TaskSchema } from "@benchmax/core";
+import { type EnvShape, type Task, TaskSchema } from "@benchmax/core";
 import { checkHostPaths, resolveHostPaths } from "../host-paths.js";
 import { badRequest, notFound } from "./service-error.js";
 
@@ -32,7 +32,7 @@ export class TaskSource {
   private readonly inline = new WeakSet<Task>();
 
   constructor(
-    private readonly env: Env,
+    private readonly env: EnvShape,
     tasks: Task[] | undefined,
     /** Client-built tasks may name host files only under this directory; without it, none. */
     private readonly dataRoot?: string,
@@ -48,8 +48,9 @@ export class TaskSource {
   /** The env's default dataset (its fixtures unless the server was given tasks). */
   all(): Promise<Task[]> {
     if (this.list) return Promise.resolve(this.list);
-    if (!this.env.loadTasks) return Promise.resolve([]);
-    this.loading ??= this.env.loadTasks().then((t) => {
+    const tasks = this.env.capabilities?.tasks;
+    if (!tasks?.loadTasks) return Promise.resolve([]);
+    this.loading ??= tasks.loadTasks().then((t) => {
       this.set(t);
       return t;
     });
@@ -91,7 +92,7 @@ export class TaskSource {
     }
     if (taskId !== undefined && typeof taskId !== "string") throw badRequest(`"taskId" must be a string`);
     // an env without a dataset has an empty one, loaded
-    const all = this.list ?? (this.env.loadTasks ? undefined : NO_DATASET);
+    const all = this.list ?? (this.env.capabilities?.tasks?.loadTasks ? undefined : NO_DATASET);
     if (taskId !== undefined) {
       if (!all) return undefined;
       const t = this.index?.get(taskId);
@@ -114,12 +115,13 @@ export class TaskSource {
       this.inline.add(raw);
       return raw;
     }
-    if (!this.env.parseTask) {
+    const parser = this.env.capabilities?.tasks;
+    if (!parser?.parseTask) {
       throw badRequest(`"task" must be {id, prompt | messages, groundTruth} (${this.env.name} has no parseTask)`);
     }
     let task: Task;
     try {
-      task = this.env.parseTask(raw, "task");
+      task = parser.parseTask(raw, "task");
     } catch (e) {
       // whatever the parser chokes on is the row's fault
       throw badRequest(e instanceof Error ? e.message : String(e));

@@ -16,7 +16,7 @@ afterEach(async () => {
 /** Tools with every kind of result and failure a call can have. */
 function toolsEnv(): Env {
   const tasks: Task<string>[] = [{ id: "t1", prompt: "Use the tools.", groundTruth: "ok" }];
-  const env = defineEnv<Task<string>, { notes: string[] }>({
+  return defineEnv<Task<string>, { notes: string[] }>({
     name: "calls",
     systemPrompt: "Call tools.",
     tools: [
@@ -77,7 +77,6 @@ function toolsEnv(): Env {
     reward: () => ({ ok: 1 }),
     loadTasks: async () => tasks,
   });
-  return env as unknown as Env;
 }
 
 /** One step of a script: a `tools/call`'s params (`$SID` is the path's session id), or an action on its service. */
