@@ -54,8 +54,8 @@ describe.skipIf(!!why)("hostile XML from the model's side: no event-loop stall",
   it("a 5 KB workbook of unclosed <c> tags on the LibreOffice path: loop delay < 50 ms, attack 0, victim 1", async () => {
     const mod = (await import(dist.href)) as { createExcelEnv(o: object): Env<ExcelTask> };
     env = mod.createExcelEnv({ tools: "all", runPythonTimeoutMs: 60_000 });
-    const [task] = (await env.loadTasks!()).filter((t) => t.id === "101");
-    const victim = () => runRollout(env, task!, env.referencePolicy!(), { maxTurns: 6 });
+    const [task] = (await env.capabilities!.tasks!.loadTasks!()).filter((t) => t.id === "101");
+    const victim = () => runRollout(env, task!, env.capabilities!.reference!.referencePolicy(), { maxTurns: 6 });
     let wrote = "";
     const h = monitorEventLoopDelay({ resolution: 5 });
     let victimDuringScoring: Promise<Awaited<ReturnType<typeof victim>>> | undefined;

@@ -18,7 +18,7 @@ if (!jail.ok)
 const env = createExcelEnv({ runCodeTimeoutMs: 4000 });
 let task: ExcelTask;
 beforeAll(async () => {
-  [task] = (await env.loadTasks!()).filter((t) => t.id === "101");
+  [task] = (await env.capabilities!.tasks!.loadTasks!()).filter((t) => t.id === "101");
 });
 afterAll(() => env.close());
 

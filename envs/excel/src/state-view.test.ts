@@ -14,11 +14,11 @@ type Grid = Extract<StateView, { kind: "grid" }>;
 describe("excel: the workbook as a grid", () => {
   it("shows written values, a calculated formula's value, a new sheet, and says where a big range was cut", async () => {
     if (!hasStateView(env)) throw new Error("excel should offer renderState");
-    const [task] = await env.loadTasks!(undefined, { limit: 1 });
+    const [task] = await env.capabilities!.tasks!.loadTasks!(undefined, { limit: 1 });
     const id = "state-view";
     await env.init(id, task!);
     try {
-      const before = (await env.renderState(id)) as Grid;
+      const before = (await env.capabilities.stateView.renderState(id)) as Grid;
       expect(before.kind).toBe("grid");
       const sheet = before.sheets[0]!.name;
       const call = (name: string, args: Record<string, unknown>) =>
@@ -30,7 +30,7 @@ describe("excel: the workbook as a grid", () => {
       expect((await call("write_range", { sheet: "View", start: "A10", values: rows })).isError).toBe(false);
       expect((await call("write_cell", { sheet: "View", cell: "AH1", value: "far" })).isError).toBe(false);
 
-      const after = (await env.renderState(id)) as Grid;
+      const after = (await env.capabilities.stateView.renderState(id)) as Grid;
       expect(after.sheets.map((s) => s.name)).toEqual([...before.sheets.map((s) => s.name), "View"]);
       // the original sheet is as it was: the view reads, never writes
       expect(after.sheets.find((s) => s.name === sheet)).toEqual(before.sheets[0]);
@@ -43,6 +43,6 @@ describe("excel: the workbook as a grid", () => {
     } finally {
       await env.release(id);
     }
-    expect(await env.renderState(id)).toBeUndefined();
+    expect(await env.capabilities.stateView.renderState(id)).toBeUndefined();
   });
 });

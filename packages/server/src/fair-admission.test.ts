@@ -228,7 +228,7 @@ describe("fair admission by token", () => {
   it("the reclaimed holder's episode ends as infra_error with the reason, never a reward of 0", async () => {
     const s = await start({ token: OPERATOR, clientTokens: [GREEDY, VICTIM], maxRollouts: 2 });
     const env = await connectRemoteEnv([s.url], { token: GREEDY });
-    const tasks = await env.loadTasks!();
+    const tasks = await env.capabilities!.tasks!.loadTasks!();
     const eps = [];
     for (let i = 0; i < 2; i++) {
       eps.push(await Episode.start(env, tasks[0]!, { rolloutId: `greedy-${i}`, toolFormat: "hermes" }));

@@ -76,7 +76,8 @@ export async function checkEnv(packageName: string, dir: string, packageManager 
   }
   const env = await mod.createEnv({});
   try {
-    const tasks = env.loadTasks ? await env.loadTasks() : [];
+    const own = env.capabilities?.tasks;
+    const tasks = own?.loadTasks ? await own.loadTasks() : [];
     return {
       package: packageName,
       version,
