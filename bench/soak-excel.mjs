@@ -12,14 +12,14 @@
 // heap snapshots after warm-up and at the end (first.heapsnapshot, last.heapsnapshot) for Chrome DevTools' comparison.
 // bench-timeout-s: 900
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runMany, scriptedPolicy } from "@benchmax/core";
 import excel from "@benchmax/env-excel";
 import { connectRemoteEnv } from "@benchmax/server";
+import { procStats } from "./lib/proc-stats.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const WebSocket = createRequire(join(root, "packages", "server", "package.json"))("ws");
@@ -34,25 +34,6 @@ const TOKEN = "soak-excel-bench-token";
 if (process.platform !== "linux") {
   console.error("soak-excel: needs Linux (/proc)");
   process.exit(1);
-}
-
-function procStats(pid) {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  const fds = readdirSync(`/proc/${pid}/fd`).length;
-  const ws = join(tmpdir(), `benchmax-${pid}`);
-  const workspaces = existsSync(ws) ? readdirSync(ws).length : 0;
-  let children = 0;
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid) children++;
-    } catch {
-      /* exited */
-    }
-  }
-  return { rss: rssKb * 1024, fds, workspaces, children };
 }
 
 /** `benchmax serve excel --port 0` under the inspector; resolves with its URL and its inspector's WebSocket URL. */

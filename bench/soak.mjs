@@ -8,12 +8,11 @@
 // bench-timeout-s: 900
 // BENCHMAX_SOAK_ROLLOUTS=N runs fewer (or more). Linux only (reads /proc).
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runMany } from "@benchmax/core";
 import { connectRemoteEnv } from "@benchmax/server";
+import { procStats } from "./lib/proc-stats.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const log = (...a) => console.error("[soak]", ...a);
@@ -27,25 +26,6 @@ const MIX = { math: 0.4, wikipedia: 0.25, crm: 0.25, excel: 0.1 };
 if (process.platform !== "linux") {
   console.error("soak: needs Linux (/proc)");
   process.exit(1);
-}
-
-function procStats(pid) {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  const fds = readdirSync(`/proc/${pid}/fd`).length;
-  const ws = join(tmpdir(), `benchmax-${pid}`);
-  const workspaces = existsSync(ws) ? readdirSync(ws).length : 0;
-  let children = 0;
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid) children++;
-    } catch {
-      /* exited */
-    }
-  }
-  return { rss: rssKb * 1024, fds, workspaces, children };
 }
 
 /** `benchmax serve <env> --port 0`; resolves with its URL once it prints it. */

@@ -73,29 +73,36 @@ function bearerBytes(token: string): Buffer {
   return bearer.bytes;
 }
 
-/** 401 when the token is missing, 403 when it is wrong; undefined when fine (Bearer or Basic, see presentedSecret). */
-export function checkBearer(header: string | undefined, token: string | undefined): HttpError | undefined {
-  if (!token) return undefined;
-  if (!header) return new HttpError(401, "UNAUTHORIZED", "missing Authorization: Bearer <token>");
-  // the common case first: the header is exactly "Bearer <token>" (constant time over it; only its length shows)
-  if (equalsBytes(header, bearerBytes(token))) return undefined;
-  let secret: string | undefined;
+/** `presentedSecret`, with a malformed header read as presenting none. */
+function secretIn(header: string): string | undefined {
   try {
-    secret = presentedSecret(header);
+    return presentedSecret(header);
   } catch {
-    secret = undefined;
+    return undefined;
   }
-  if (secret === undefined) {
+}
+
+/** Why a header that matched no accepted token is refused: 401 when it presents none, 403 when it is wrong. */
+function refusal(header: string | undefined): HttpError {
+  if (!header) return new HttpError(401, "UNAUTHORIZED", "missing Authorization: Bearer <token>");
+  if (secretIn(header) === undefined) {
     return new HttpError(
       401,
       "UNAUTHORIZED",
       "Authorization header must be 'Bearer <token>' (or Basic with the token as the password)",
     );
   }
-  if (!safeEqual(secret, token) && !safeEqual(percentDecoded(secret), token)) {
-    return new HttpError(403, "FORBIDDEN", "wrong bearer token");
-  }
-  return undefined;
+  return new HttpError(403, "FORBIDDEN", "wrong bearer token");
+}
+
+/** 401 when the token is missing, 403 when it is wrong; undefined when fine (Bearer or Basic, see presentedSecret). */
+export function checkBearer(header: string | undefined, token: string | undefined): HttpError | undefined {
+  if (!token) return undefined;
+  // the common case first: the header is exactly "Bearer <token>" (constant time over it; only its length shows)
+  if (header && equalsBytes(header, bearerBytes(token))) return undefined;
+  const secret = header ? secretIn(header) : undefined;
+  if (secret !== undefined && (safeEqual(secret, token) || safeEqual(percentDecoded(secret), token))) return undefined;
+  return refusal(header);
 }
 
 /**
@@ -145,12 +152,7 @@ export class AccessTokens {
   private match(header: string): AcceptedToken | undefined {
     // the common case first: the header is exactly "Bearer <token>" (constant time over it; only its length shows)
     for (const a of this.accepted) if (equalsBytes(header, a.bearer)) return a;
-    let secret: string | undefined;
-    try {
-      secret = presentedSecret(header);
-    } catch {
-      secret = undefined;
-    }
+    const secret = secretIn(header);
     if (secret === undefined) return undefined;
     const decoded = percentDecoded(secret);
     let found: AcceptedToken | undefined;
@@ -163,23 +165,9 @@ export class AccessTokens {
 
   /** 401 when no token is presented, 403 when it is none of the accepted ones; undefined when fine. */
   check(header: string | undefined): HttpError | undefined {
-    if (!header) return new HttpError(401, "UNAUTHORIZED", "missing Authorization: Bearer <token>");
-    if (this.match(header)) return undefined;
-    let secret: string | undefined;
-    try {
-      secret = presentedSecret(header);
-    } catch {
-      secret = undefined;
-    }
-    if (secret === undefined) {
-      return new HttpError(
-        401,
-        "UNAUTHORIZED",
-        "Authorization header must be 'Bearer <token>' (or Basic with the token as the password)",
-      );
-    }
-    return new HttpError(403, "FORBIDDEN", "wrong bearer token");
+    return header && this.match(header) ? undefined : refusal(header);
   }
+
 
   /** The admission identity of the token `header` presents (`tokenIdentity`), or undefined when it presents none. */
   identityOf(header: string | undefined): string | undefined {
