@@ -1,4 +1,5 @@
 import type {
+  ArtifactData,
   Env,
   EnvCapabilities,
   EpisodeCapability,
@@ -15,7 +16,6 @@ import { EnvError } from "./errors.js";
 import type { Policy } from "./policy.js";
 import { assertFiniteRewards } from "./reward.js";
 import { lastAssistantText, type RewardContext, Rubric } from "./rubric.js";
-import type { ArtifactData } from "./run-dir/artifacts.js";
 import type { StateView } from "./state-view.js";
 import {
   capToolResult,

@@ -2,7 +2,6 @@ import type { z } from "zod/v4";
 import { UsageError } from "./errors.js";
 import type { EnvOptionsSpec } from "./options.js";
 import type { Policy } from "./policy.js";
-import type { ArtifactData } from "./run-dir/artifacts.js";
 import type { StateViewCapability } from "./state-view.js";
 import type { ToolCallItem } from "./tool-calls.js";
 import type {
@@ -201,6 +200,9 @@ export interface ExplainCapability<T extends Task = Task> {
 export interface ReferenceCapability {
   referencePolicy(): Policy;
 }
+
+/** One final-state artifact as an env hands it over: its bytes, or a file the env owns (read before release). */
+export type ArtifactData = Uint8Array | { path: string };
 
 /**
  * Capability `artifacts`: the final-state artifacts `computeReward` reads (e.g. excel's output workbook), by name, as

@@ -1,5 +1,3 @@
-import type { Env } from "./env.js";
-
 /** One value of a grid cell as a person sees it: a number, text, a boolean, an error text (`#DIV/0!`) or empty. */
 export type StateCell = string | number | boolean | null;
 
@@ -32,9 +30,9 @@ export interface StateViewCapability {
 }
 
 /** Whether an env offers the state view (`capabilities.stateView`). */
-export function hasStateView<E extends Env<any>>(
-  env: E,
-): env is E & { capabilities: { stateView: StateViewCapability } } {
+export function hasStateView<
+  E extends { readonly capabilities?: { readonly stateView?: Partial<StateViewCapability> } },
+>(env: E): env is E & { capabilities: { stateView: StateViewCapability } } {
   return typeof env.capabilities?.stateView?.renderState === "function";
 }
 

@@ -1,12 +1,9 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import type { Env } from "../env.js";
+import type { ArtifactData, Env } from "../env.js";
 import { errorMessage } from "../errors.js";
 import type { RolloutResult } from "../rollout-result.js";
 import { DEFAULT_TIMEOUTS, withTimeout } from "../timeout.js";
-
-/** One final-state artifact as an env hands it over: its bytes, or a file the env owns (read before release). */
-export type ArtifactData = Uint8Array | { path: string };
 
 /** A stored artifact: its content address and size. */
 export interface ArtifactRef {
