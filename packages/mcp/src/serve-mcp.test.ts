@@ -257,7 +257,12 @@ describe("serveMcpHttp: any env as a streamable-HTTP MCP server, one session per
     const call = await fetch(server.url, {
       method: "POST",
       headers: { "content-type": "application/json", ...OP },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "add", arguments: { n: 1 } } }),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "add", arguments: { n: 1 } },
+      }),
     });
     expect(((await call.json()) as { result: unknown }).result).toMatchObject({ content: [{ text: "total=1" }] });
     await expect.poll(() => released.length).toBe(before + 1);
@@ -371,7 +376,13 @@ describe("serveMcpHttp drains as benchmax serve does (SIGTERM in `serve --mcp --
     // the live session goes on: tool calls, then its reward, then its release ends the drain
     expect(text(await client.callTool({ name: "add", arguments: { n: 3 } }))).toMatch(/5/);
     const headers = { "x-rollout-token": live.body.token };
-    const reward = await harness(base, "POST", `/v1/rollouts/${live.body.rolloutId}/reward`, { completion: "5" }, headers);
+    const reward = await harness(
+      base,
+      "POST",
+      `/v1/rollouts/${live.body.rolloutId}/reward`,
+      { completion: "5" },
+      headers,
+    );
     expect(reward.status).toBe(200);
     expect(server.activeRollouts).toBe(1);
     await harness(base, "POST", `/v1/rollouts/${live.body.rolloutId}/release`, {}, headers);

@@ -168,7 +168,6 @@ export class AccessTokens {
     return header && this.match(header) ? undefined : refusal(header);
   }
 
-
   /** The admission identity of the token `header` presents (`tokenIdentity`), or undefined when it presents none. */
   identityOf(header: string | undefined): string | undefined {
     return header ? this.match(header)?.identity : undefined;

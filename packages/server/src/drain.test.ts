@@ -107,13 +107,18 @@ describe("drain", () => {
       refusedWs.on("unexpected-response", (_q, res) => {
         let body = "";
         res.on("data", (c: Buffer) => (body += c));
-        res.on("end", () => resolve({ status: res.statusCode, body, draining: res.headers[DRAINING_HEADER] as string }));
+        res.on("end", () =>
+          resolve({ status: res.statusCode, body, draining: res.headers[DRAINING_HEADER] as string }),
+        );
       }),
     );
     expect(upgrade.status).toBe(503);
     // the refusal of a /ws upgrade says the server drains, as every HTTP answer does
     expect(upgrade.draining).toBe("1");
-    expect(JSON.parse(upgrade.body).error).toMatchObject({ code: "DRAINING", message: expect.stringMatching(/draining/) });
+    expect(JSON.parse(upgrade.body).error).toMatchObject({
+      code: "DRAINING",
+      message: expect.stringMatching(/draining/),
+    });
     const mcpInit = await fetch(`${s.url}/mcp`, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
