@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Env, openaiPolicy, type StateViewCapability, type Task } from "@benchmax/core";
+import { openaiPolicy, type StateViewCapability, type Task } from "@benchmax/core";
 import { type FakeVllm, startFakeVllm } from "@benchmax/core/testing";
 import { type PlayServer, startPlay } from "@benchmax/report";
 import { calcEnv } from "@benchmax/server/testing";
@@ -103,7 +103,7 @@ describe("benchmax play", () => {
     async () => {
       // a calculator whose state view is a one-sheet grid of the sums its add tool returned, one a row
       const sums = new Map<string, number[]>();
-      const env = calcEnv() as Env & StateViewCapability;
+      const env = calcEnv();
       const runTool = env.runTool.bind(env);
       env.runTool = async (id, call) => {
         const out = await runTool(id, call);
@@ -112,10 +112,13 @@ describe("benchmax play", () => {
         sums.set(id, [...(sums.get(id) ?? []), Number(text)]);
         return out;
       };
-      env.renderState = (id) => ({
-        kind: "grid",
-        sheets: [{ name: "sums", cells: [["sum"], ...(sums.get(id) ?? []).map((n) => [n])] }],
-      });
+      const stateView: StateViewCapability = {
+        renderState: (id) => ({
+          kind: "grid",
+          sheets: [{ name: "sums", cells: [["sum"], ...(sums.get(id) ?? []).map((n) => [n])] }],
+        }),
+      };
+      Object.assign(env, { capabilities: { ...env.capabilities, stateView } });
       const viewed = await startPlay(env, { tasks });
       try {
         const page = await browser!.newPage({ viewport: { width: 1300, height: 900 } });
