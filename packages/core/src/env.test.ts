@@ -13,6 +13,7 @@ import {
   rewardWeightsOf,
   tasksOf,
 } from "./env.js";
+import { Episode } from "./episode.js";
 import { UsageError } from "./errors.js";
 import { scriptedPolicy } from "./policies/scripted.js";
 import type { Task } from "./types.js";
@@ -138,5 +139,17 @@ describe("Env: a small core plus capabilities", () => {
     );
     expect(() => assertEnvShape(makeEnv())).not.toThrow();
     expect(misplacedEnvMembers({ name: "x", description: undefined })).toEqual([]);
+  });
+
+  it("refuses such an env at every episode start, whichever driver runs it (a state view set at the top level too)", async () => {
+    const flat = {
+      ...defineEnv({ name: "old", systemPrompt: "x", reward: () => ({ ok: 1 }) }),
+      renderState: () => ({ kind: "text" as const, text: "x" }),
+    };
+    await expect(Episode.start(flat, { id: "t", prompt: "p", groundTruth: null })).rejects.toThrow(
+      /env old: renderState → capabilities.stateView.renderState/,
+    );
+    const ok = await Episode.start(makeEnv(), { id: "t", prompt: "p", groundTruth: { answer: "x" } });
+    await ok.close();
   });
 });

@@ -331,6 +331,16 @@ export function assertEnvShape(env: Env<any>): void {
     );
 }
 
+/** Env objects `assertEnvShapeOnce` has passed (an episode start costs a lookup, not a walk of the members). */
+const wellFormed = new WeakSet<object>();
+
+/** `assertEnvShape` once per env object: what every episode start calls (`Episode.start`), so no driver skips it. */
+export function assertEnvShapeOnce(env: Env<any>): void {
+  if (wellFormed.has(env)) return;
+  assertEnvShape(env);
+  wellFormed.add(env);
+}
+
 /** What an env's reward reads (see `RewardCapability.reads`). */
 export type RewardReads = "conversation" | "state";
 

@@ -1,4 +1,4 @@
-import { type Env, rewardWeightsOf } from "./env.js";
+import { assertEnvShapeOnce, type Env, rewardWeightsOf } from "./env.js";
 import { EnvError, errorMessage, InfraError, isInfraError, UsageError } from "./errors.js";
 import { explainBestEffort, scalarMeta } from "./explain.js";
 import { buildInitialMessages } from "./initial-messages.js";
@@ -207,6 +207,12 @@ export class Episode<T extends Task = Task> {
    * A zero turn budget or a passed deadline gives one already done as truncated (call `finish` to score it).
    */
   static start<T extends Task>(env: Env<T>, task: T, options: EpisodeOptions = {}): Promise<Episode<T>> {
+    // an env written for the flat contract is refused here, whichever driver runs it (its capabilities would be lost)
+    try {
+      assertEnvShapeOnce(env);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     return new Episode(env, task, options).begin();
   }
 
