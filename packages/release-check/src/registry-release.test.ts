@@ -332,11 +332,11 @@ describe.skipIf(!online)("release through a registry", () => {
   it("imports the installed packages from .mjs files: a math rollout, and a self-contained report", () => {
     writeFileSync(
       join(project, "math.mjs"),
-      `import { runRollout, summarize } from "@benchmax/core";
+      `import { referencePolicyOf, runRollout, summarize, tasksOf } from "@benchmax/core";
 import math from "@benchmax/env-math";
 const env = await math.createEnv({});
-const [task] = await env.loadTasks(undefined, { limit: 1 });
-const r = await runRollout(env, task, env.referencePolicy());
+const [task] = await tasksOf(env, undefined, { limit: 1 });
+const r = await runRollout(env, task, referencePolicyOf(env));
 await env.close();
 const s = summarize([r], { env: env.name, policy: "reference" });
 console.log(JSON.stringify({ env: env.name, outcome: r.outcome, reward: r.reward, passRate: s.passRate }));
@@ -347,12 +347,12 @@ console.log(JSON.stringify({ env: env.name, outcome: r.outcome, reward: r.reward
     writeFileSync(
       join(project, "report.mjs"),
       `import { writeFileSync } from "node:fs";
-import { runMany, summarize } from "@benchmax/core";
+import { referencePolicyOf, runMany, summarize, tasksOf } from "@benchmax/core";
 import math from "@benchmax/env-math";
 import { writeReport } from "@benchmax/report";
 const env = await math.createEnv({});
-const tasks = await env.loadTasks(undefined, { limit: 3 });
-const run = await runMany(env, tasks, env.referencePolicy(), { resultsPath: "run/results.jsonl" });
+const tasks = await tasksOf(env, undefined, { limit: 3 });
+const run = await runMany(env, tasks, referencePolicyOf(env), { resultsPath: "run/results.jsonl" });
 writeFileSync("run/summary.json", JSON.stringify(summarize(run.results, { env: env.name, policy: "reference" })));
 await env.close();
 console.log(await writeReport("run"));
