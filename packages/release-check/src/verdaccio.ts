@@ -97,12 +97,19 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
-/** Whether the npm registry at `url` answers (a package document), within 15 s. */
+/** Whether the npm registry at `url` answers (its ping, or a package document), within 20 s, in one of three tries. */
 export async function registryReachable(url: string): Promise<boolean> {
-  try {
-    const res = await fetch(new URL("left-pad", url), { signal: AbortSignal.timeout(15_000) });
-    return res.ok;
-  } catch {
-    return false;
+  // the registry's ping, then a small package's metadata; three tries each, as a busy machine or network can drop one
+  for (let attempt = 0; attempt < 3; attempt++) {
+    for (const path of ["-/ping", "left-pad"]) {
+      try {
+        const res = await fetch(new URL(path, url), { signal: AbortSignal.timeout(20_000) });
+        await res.arrayBuffer();
+        if (res.ok) return true;
+      } catch {
+        /* try again */
+      }
+    }
   }
+  return false;
 }
