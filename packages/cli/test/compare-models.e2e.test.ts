@@ -1,39 +1,14 @@
 import { readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cli, cliAsync, root, tmp } from "./harness.js";
+import { cli, cliAsync, fakeOpenAI, root, tmp } from "./harness.js";
 
 /**
  * The root README's model-vs-model example (baseline model, then a new model at another endpoint, then `compare`),
  * run as written: its commands are read from the README, with the two endpoints pointed at fake OpenAI-compatible
  * servers on 127.0.0.1 and `runs/` at a temp folder.
  */
-
-/** An OpenAI-compatible endpoint whose every chat completion answers `reply()` (read per request). */
-async function fakeModel(reply: () => string): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      res.writeHead(200, { "content-type": "application/json" });
-      if (req.method === "GET") {
-        res.end(JSON.stringify({ object: "list", data: [{ id: "m", object: "model" }] }));
-        return;
-      }
-      res.end(
-        JSON.stringify({
-          id: "c",
-          object: "chat.completion",
-          created: 0,
-          model: "m",
-          choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: reply() } }],
-        }),
-      );
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`, server };
-}
 
 /** The shell commands of the README's fenced block that holds `benchmax compare`, continuation lines joined. */
 function readmeCompareExample(): string[][] {
@@ -55,8 +30,8 @@ let candidateReply = "\\boxed{17}";
 let a: { url: string; server: Server };
 let b: { url: string; server: Server };
 beforeAll(async () => {
-  a = await fakeModel(() => "\\boxed{17}");
-  b = await fakeModel(() => candidateReply);
+  a = await fakeOpenAI(() => "\\boxed{17}");
+  b = await fakeOpenAI(() => candidateReply);
 });
 afterAll(async () => {
   await Promise.all([a, b].map((m) => new Promise<void>((r) => m.server.close(() => r()))));

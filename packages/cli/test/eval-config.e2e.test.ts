@@ -1,47 +1,15 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cli, cliAsync, tmp } from "./harness.js";
+import { cli, cliAsync, fakeOpenAI, tmp } from "./harness.js";
 
-/** An OpenAI-compatible endpoint on 127.0.0.1 that answers `reply` and keeps each request's Authorization header. */
-async function fakeModel(reply: string, status = 200) {
-  const auth: string[] = [];
-  const server: Server = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      res.writeHead(req.method === "GET" ? 200 : status, { "content-type": "application/json" });
-      if (req.method === "GET") {
-        res.end(JSON.stringify({ object: "list", data: [{ id: "m", object: "model" }] }));
-        return;
-      }
-      auth.push(String(req.headers.authorization));
-      if (status !== 200) {
-        res.end(JSON.stringify({ error: { message: "bad request", type: "invalid_request_error" } }));
-        return;
-      }
-      res.end(
-        JSON.stringify({
-          id: "c",
-          object: "chat.completion",
-          created: 0,
-          model: "m",
-          choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: reply } }],
-        }),
-      );
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`, server, auth };
-}
-
-let a: Awaited<ReturnType<typeof fakeModel>>;
-let b: Awaited<ReturnType<typeof fakeModel>>;
-let broken: Awaited<ReturnType<typeof fakeModel>>;
+let a: Awaited<ReturnType<typeof fakeOpenAI>>;
+let b: Awaited<ReturnType<typeof fakeOpenAI>>;
+let broken: Awaited<ReturnType<typeof fakeOpenAI>>;
 beforeAll(async () => {
-  a = await fakeModel("\\boxed{17}");
-  b = await fakeModel("\\boxed{17}");
-  broken = await fakeModel("", 400);
+  a = await fakeOpenAI("\\boxed{17}");
+  b = await fakeOpenAI("\\boxed{17}");
+  broken = await fakeOpenAI("", { status: 400 });
 });
 afterAll(async () => {
   await Promise.all([a, b, broken].map((m) => new Promise<void>((r) => m.server.close(() => r()))));

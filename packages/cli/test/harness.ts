@@ -39,26 +39,55 @@ export function spawnCli(args: string[], options: { env?: Record<string, string>
 export const tmp = () => mkdtempSync(join(tmpdir(), "bmx-cli-"));
 export const lines = (p: string) => readFileSync(p, "utf8").trim().split("\n").filter(Boolean);
 
-/** An OpenAI-compatible endpoint on 127.0.0.1 that answers every chat completion with `reply`. */
-export async function fakeOpenAI(reply: string): Promise<{ url: string; server: Server; calls: () => number }> {
-  let calls = 0;
+/**
+ * An OpenAI-compatible endpoint on 127.0.0.1 that answers every chat completion with `reply` (a function is read per
+ * request), or with an OpenAI error body when `status` is not 200. It keeps each completion request's body and
+ * Authorization header.
+ */
+export async function fakeOpenAI(
+  reply: string | (() => string),
+  options: { status?: number } = {},
+): Promise<{
+  url: string;
+  server: Server;
+  calls: () => number;
+  bodies: Array<Record<string, unknown>>;
+  auth: string[];
+}> {
+  const status = options.status ?? 200;
+  const bodies: Array<Record<string, unknown>> = [];
+  const auth: string[] = [];
   const server = createServer((req, res) => {
-    req.resume();
+    let raw = "";
+    req.on("data", (d) => {
+      raw += d;
+    });
     req.on("end", () => {
       if (req.method === "GET") {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify({ object: "list", data: [{ id: "fake", object: "model" }] }));
         return;
       }
-      calls++;
-      res.writeHead(200, { "content-type": "application/json" });
+      bodies.push(JSON.parse(raw));
+      auth.push(String(req.headers.authorization));
+      res.writeHead(status, { "content-type": "application/json" });
+      if (status !== 200) {
+        res.end(JSON.stringify({ error: { message: "bad request", type: "invalid_request_error" } }));
+        return;
+      }
       res.end(
         JSON.stringify({
-          id: `chatcmpl-${calls}`,
+          id: `chatcmpl-${bodies.length}`,
           object: "chat.completion",
           created: 0,
           model: "fake",
-          choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: reply } }],
+          choices: [
+            {
+              index: 0,
+              finish_reason: "stop",
+              message: { role: "assistant", content: typeof reply === "function" ? reply() : reply },
+            },
+          ],
           usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
         }),
       );
@@ -66,7 +95,7 @@ export async function fakeOpenAI(reply: string): Promise<{ url: string; server: 
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const port = (server.address() as { port: number }).port;
-  return { url: `http://127.0.0.1:${port}/v1`, server, calls: () => calls };
+  return { url: `http://127.0.0.1:${port}/v1`, server, calls: () => bodies.length, bodies, auth };
 }
 
 /** Run the CLI without blocking this process (for tests that serve an endpoint from it). */

@@ -1,41 +1,18 @@
 import { readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cli, cliAsync, tmp } from "./harness.js";
+import { cli, cliAsync, fakeOpenAI, tmp } from "./harness.js";
 
 /** An OpenAI-compatible endpoint on 127.0.0.1 that keeps every request body it gets. */
-let server: Server;
+let model: Awaited<ReturnType<typeof fakeOpenAI>>;
 let url = "";
-const bodies: Array<Record<string, unknown>> = [];
+let bodies: Array<Record<string, unknown>> = [];
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let raw = "";
-    req.on("data", (d) => {
-      raw += d;
-    });
-    req.on("end", () => {
-      res.writeHead(200, { "content-type": "application/json" });
-      if (req.method === "GET") {
-        res.end(JSON.stringify({ object: "list", data: [{ id: "m", object: "model" }] }));
-        return;
-      }
-      bodies.push(JSON.parse(raw));
-      res.end(
-        JSON.stringify({
-          id: "c",
-          object: "chat.completion",
-          created: 0,
-          model: "m",
-          choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "\\boxed{4}" } }],
-        }),
-      );
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  url = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`;
+  model = await fakeOpenAI("\\boxed{4}");
+  url = model.url;
+  bodies = model.bodies;
 });
-afterAll(() => new Promise<void>((r) => server.close(() => r())));
+afterAll(() => new Promise<void>((r) => model.server.close(() => r())));
 
 const evalArgs = (out: string, ...extra: string[]) => [
   "eval",
