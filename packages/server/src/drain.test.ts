@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { DRAINING_HEADER } from "./drain.js";
 import { type EnvServer, type ServeEnvOptions, serveEnv, wantsPrometheusText } from "./serve-env.js";
-import { calcEnv } from "./test-env.js";
+import { calcEnv, openWsSession } from "./test-env.js";
 
 /**
  * Drain (DESIGN.md 6c): the door closes at once (new rollouts 503 DRAINING on every transport, /health 503
@@ -52,21 +52,7 @@ async function create(s: EnvServer, body: unknown = {}) {
 }
 
 /** One OpenEnv `/ws` session: `ask` sends a message and resolves with the next answer. */
-async function wsSession(s: EnvServer) {
-  const ws = new WebSocket(`${s.url.replace("http", "ws")}/ws`);
-  await new Promise((r, j) => {
-    ws.once("open", r);
-    ws.once("error", j);
-  });
-  const waiters: Array<(m: any) => void> = [];
-  ws.on("message", (d) => waiters.shift()?.(JSON.parse(d.toString())));
-  const ask = (m: unknown) =>
-    new Promise<any>((resolve) => {
-      waiters.push(resolve);
-      ws.send(JSON.stringify(m));
-    });
-  return { ws, ask };
-}
+const wsSession = (s: EnvServer) => openWsSession(s.url);
 
 /** The refusal a new rollout gets while draining, as the wire carries it. */
 function expectDraining(r: Answer) {

@@ -1,11 +1,10 @@
 import { request } from "node:http";
 import { Episode, isInfraError } from "@benchmax/core";
 import { afterEach, describe, expect, it } from "vitest";
-import WebSocket from "ws";
 import { tokenIdentity } from "./auth.js";
 import { connectRemoteEnv } from "./connect.js";
 import { type EnvServer, serveEnv } from "./serve-env.js";
-import { calcEnv } from "./test-env.js";
+import { calcEnv, openWsSession } from "./test-env.js";
 
 /**
  * Fair admission from the clients' side, on a real server on 127.0.0.1: a client is the token it presents (never its
@@ -170,24 +169,7 @@ describe("fair admission by token", () => {
       mine.push(c.json);
     }
     // the third over WebSocket (token in `?token=`, as OpenEnv's clients send it): the same client, its share is 3
-    const ws = new WebSocket(`${s.url.replace(/^http/, "ws")}/ws?token=${VICTIM}`, { localAddress: "127.0.0.40" });
-    const replies: any[] = [];
-    const waiters: Array<(m: any) => void> = [];
-    ws.on("message", (d) => {
-      const m = JSON.parse(String(d));
-      const w = waiters.shift();
-      if (w) w(m);
-      else replies.push(m);
-    });
-    await new Promise<void>((res, rej) => {
-      ws.once("open", () => res());
-      ws.once("error", rej);
-    });
-    const send = (m: unknown) =>
-      new Promise<any>((res) => {
-        waiters.push(res);
-        ws.send(JSON.stringify(m));
-      });
+    const { ws, ask: send } = await openWsSession(s.url, { path: `/ws?token=${VICTIM}`, localAddress: "127.0.0.40" });
     try {
       const reset = await send({ type: "reset", data: { task_id: "t1" } });
       expect(reset.type, JSON.stringify(reset)).toBe("observation");

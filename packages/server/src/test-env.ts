@@ -1,4 +1,5 @@
 import { type AssistantMessage, defineEnv, type Env, extractAnswer, type Task, ToolError, tool } from "@benchmax/core";
+import WebSocket, { type ClientOptions } from "ws";
 import { z } from "zod";
 
 /** `add`: the sum of two numbers. */
@@ -71,4 +72,28 @@ export function calcEnv(options: { customActions?: boolean } = {}): Env {
         }
       : {}),
   });
+}
+
+/**
+ * An OpenEnv `/ws` session on a server (`base`: its http URL; `path` may carry a query such as `?token=`): `ask` sends
+ * one message and resolves with the next answer.
+ */
+export async function openWsSession(
+  base: string,
+  options: ClientOptions & { path?: string } = {},
+): Promise<{ ws: WebSocket; ask(message: unknown): Promise<any> }> {
+  const { path = "/ws", ...client } = options;
+  const ws = new WebSocket(`${base.replace(/^http/, "ws")}${path}`, client);
+  await new Promise<void>((resolve, reject) => {
+    ws.once("open", () => resolve());
+    ws.once("error", reject);
+  });
+  const waiters: Array<(m: any) => void> = [];
+  ws.on("message", (d) => waiters.shift()?.(JSON.parse(String(d))));
+  const ask = (message: unknown) =>
+    new Promise<any>((resolve) => {
+      waiters.push(resolve);
+      ws.send(JSON.stringify(message));
+    });
+  return { ws, ask };
 }
