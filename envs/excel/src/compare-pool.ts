@@ -198,6 +198,9 @@ export class ComparePool {
       slot.worker.ref();
       slot.timer = setTimeout(() => {
         const j = this.end(slot);
+        // cut at the budget: the budget is spent, whatever the clocks measured (a timer may fire a fraction of a
+        // millisecond before `performance.now` says the limit has passed), so the owner's next cases fail at once
+        if (j && limit < this.jobTimeoutMs) j.owner.usedMs = Math.max(j.owner.usedMs, j.owner.limitMs);
         j?.reject(
           new WorkerTimeoutError(
             limit < this.jobTimeoutMs
