@@ -3,6 +3,7 @@ import { open, readFile, stat } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { z } from "zod/v4";
 import { DatasetError } from "./errors.js";
+import { jsonlLines } from "./jsonl.js";
 import type { Message, Task } from "./types.js";
 
 /** One raw row with where it came from (`file:line` for JSONL, `file[index]` for a JSON array). */
@@ -63,18 +64,15 @@ function parseJsonl(
   onBad?: (where: string, line: number, message: string) => void,
 ): RawRow[] {
   const out: RawRow[] = [];
-  const lines = text.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    if (!line) continue;
-    const where = `${path}:${i + 1}`;
-    try {
-      out.push({ row: JSON.parse(line), where, line: i + 1 });
-    } catch (e) {
-      const message = `malformed JSON line: ${(e as Error).message}`;
-      if (!onBad) throw new DatasetError(message, where);
-      onBad(where, i + 1, message);
+  for (const l of jsonlLines(text)) {
+    const where = `${path}:${l.line}`;
+    if (!l.error) {
+      out.push({ row: l.value, where, line: l.line });
+      continue;
     }
+    const message = `malformed JSON line: ${l.error.message}`;
+    if (!onBad) throw new DatasetError(message, where);
+    onBad(where, l.line, message);
   }
   return out;
 }

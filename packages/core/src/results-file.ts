@@ -10,25 +10,17 @@ import {
 } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
+import { jsonlLines } from "./jsonl.js";
 import type { RolloutResult } from "./rollout-result.js";
 import { SeriesKeeper } from "./series/series-keeper.js";
 
 /** Read a results.jsonl; a torn last line (a crash mid-write) is skipped, any other bad line is an error. */
 export function readResults(path: string): RolloutResult[] {
   if (!existsSync(path)) return [];
-  const text = readFileSync(path, "utf8");
-  const lines = text.split("\n");
   const out: RolloutResult[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    if (!line) continue;
-    try {
-      out.push(JSON.parse(line) as RolloutResult);
-    } catch (e) {
-      const isLast = lines.slice(i + 1).every((l) => !l.trim());
-      if (isLast) continue;
-      throw new Error(`${path}:${i + 1}: malformed results line: ${(e as Error).message}`);
-    }
+  for (const l of jsonlLines(readFileSync(path, "utf8"))) {
+    if (!l.error) out.push(l.value as RolloutResult);
+    else if (!l.last) throw new Error(`${path}:${l.line}: malformed results line: ${l.error.message}`);
   }
   return out;
 }

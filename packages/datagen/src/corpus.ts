@@ -1,6 +1,6 @@
 import { readFile, stat } from "node:fs/promises";
 import { basename, extname, relative } from "node:path";
-import { DatasetError, listCorpusFiles, UsageError } from "@benchmax/core";
+import { DatasetError, jsonlLines, listCorpusFiles, UsageError } from "@benchmax/core";
 import * as cheerio from "cheerio";
 
 /** One document of a corpus. `id` is stable across runs (the JSONL id/title or the file's relative path). */
@@ -44,17 +44,10 @@ function titleFromName(file: string): string {
 /** Parse a corpus JSONL: `{title, text}` rows (also FlashRAG `{id, contents}` with the title on the first line). */
 export function parseCorpusJsonl(content: string, file: string): CorpusDoc[] {
   const docs: CorpusDoc[] = [];
-  const lines = content.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    if (!line) continue;
-    const where = `${file}:${i + 1}`;
-    let row: Record<string, unknown>;
-    try {
-      row = JSON.parse(line) as Record<string, unknown>;
-    } catch (e) {
-      throw new DatasetError(`not valid JSON (${(e as Error).message})`, where);
-    }
+  for (const l of jsonlLines(content)) {
+    const where = `${file}:${l.line}`;
+    if (l.error) throw new DatasetError(`not valid JSON (${l.error.message})`, where);
+    const row = l.value as Record<string, unknown>;
     if (!row || typeof row !== "object" || Array.isArray(row))
       throw new DatasetError("a corpus row must be an object", where);
     let title = row.title;
@@ -72,7 +65,7 @@ export function parseCorpusJsonl(content: string, file: string): CorpusDoc[] {
     }
     if (title !== undefined && typeof title !== "string")
       throw new DatasetError("title must be a string", where, "title");
-    const id = row.id !== undefined ? String(row.id) : ((title as string | undefined) ?? `${basename(file)}:${i + 1}`);
+    const id = row.id !== undefined ? String(row.id) : ((title as string | undefined) ?? `${basename(file)}:${l.line}`);
     docs.push({ id, title: (title as string | undefined) ?? id, text: text as string, where });
   }
   return docs;

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { appendFile, mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { InfraError, UsageError } from "@benchmax/core";
+import { InfraError, jsonlLines, UsageError } from "@benchmax/core";
 import OpenAI from "openai";
 import { z } from "zod";
 import { type Chunk, type ChunkOptions, chunkCorpus } from "./chunk.js";
@@ -156,23 +156,12 @@ function progressPath(out: string): string {
 /** Rows already in `out` (a torn last line from a crash is dropped and the file rewritten). */
 function readExisting(out: string): QaRow[] {
   if (!existsSync(out)) return [];
-  const lines = readFileSync(out, "utf8").split("\n");
   const rows: QaRow[] = [];
   let torn = false;
-  for (let i = 0; i < lines.length; i++) {
-    const l = lines[i]!.trim();
-    if (!l) continue;
-    try {
-      rows.push(JSON.parse(l) as QaRow);
-    } catch (e) {
-      if (lines.slice(i + 1).every((x) => !x.trim())) {
-        torn = true;
-        continue;
-      }
-      throw new UsageError(
-        `${out}:${i + 1}: not a generated row (${(e as Error).message}); pass --fresh to start over`,
-      );
-    }
+  for (const l of jsonlLines(readFileSync(out, "utf8"))) {
+    if (!l.error) rows.push(l.value as QaRow);
+    else if (l.last) torn = true;
+    else throw new UsageError(`${out}:${l.line}: not a generated row (${l.error.message}); pass --fresh to start over`);
   }
   // keep what was whole (a sync rewrite, once, at start after a crash)
   if (torn) writeFileSync(out, rows.map((r) => `${JSON.stringify(r)}\n`).join(""));
@@ -183,14 +172,10 @@ function readDoneUnits(out: string): Set<string> {
   const p = progressPath(out);
   const done = new Set<string>();
   if (!existsSync(p)) return done;
-  for (const l of readFileSync(p, "utf8").split("\n")) {
-    if (!l.trim()) continue;
-    try {
-      const u = JSON.parse(l) as { unit?: string };
-      if (typeof u.unit === "string") done.add(u.unit);
-    } catch {
-      /* a torn progress line: that unit is redone, its rows are de-duplicated */
-    }
+  for (const l of jsonlLines(readFileSync(p, "utf8"))) {
+    // a torn progress line (an error): that unit is redone, its rows are de-duplicated
+    const u = l.value as { unit?: unknown } | null | undefined;
+    if (typeof u?.unit === "string") done.add(u.unit);
   }
   return done;
 }

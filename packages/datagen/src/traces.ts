@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import {
   extractAnswer,
+  jsonlLines,
   type Message,
   type TurnTokens,
   textOf,
@@ -251,21 +252,13 @@ export function convertTraces(text: string, options: TracesOptions = {}): Traces
   };
   const out: TracesResult = { train: [], eval: [], errors: [], stats };
   const seen = new Set<string>();
-  const lines = text.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const raw = lines[i]!.trim();
-    if (!raw) continue;
+  for (const l of jsonlLines(text)) {
     stats.lines++;
-    const lineNo = i + 1;
+    const lineNo = l.line;
     let parsed: ParsedTrace;
     try {
-      let json: unknown;
-      try {
-        json = JSON.parse(raw);
-      } catch (e) {
-        throw new LineError(`not valid JSON (${(e as Error).message})`);
-      }
-      parsed = parseTrace(json, raw);
+      if (l.error) throw new LineError(`not valid JSON (${l.error.message})`);
+      parsed = parseTrace(l.value, l.text);
     } catch (e) {
       if (!(e instanceof LineError)) throw e;
       stats.bad++;
