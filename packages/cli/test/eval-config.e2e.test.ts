@@ -89,6 +89,57 @@ endpoint = ["model-a", "model-b"]
     expect(r.stderr).not.toContain("openai:ok");
   });
 
+  it("gives each setting to the run as its flag would: run.json and the requests carry them", async () => {
+    const c = await fakeOpenAI("\\boxed{17}");
+    try {
+      const dir = tmp();
+      const file = join(dir, "settings.json");
+      writeFileSync(
+        file,
+        JSON.stringify({
+          group: 2,
+          eval: [
+            {
+              env: "math",
+              model: "m",
+              base_url: c.url,
+              n: 1,
+              max_turns: 2,
+              concurrency: 1,
+              retries: 0,
+              temperature: 0.5,
+              top_p: 0.9,
+              max_tokens: 64,
+              seed: 7,
+              sampling_args: { top_k: 20 },
+              timeout: 30,
+            },
+          ],
+        }),
+      );
+      const out = join(dir, "runs");
+      const r = await cliAsync(["eval", "--config", file, "--out", out, "--quiet"]);
+      expect(r.code).toBe(0);
+      const run = JSON.parse(readFileSync(join(out, "math-m", "run.json"), "utf8"));
+      expect(run).toMatchObject({ tasks: 1, group: 2, expectedRollouts: 2 });
+      expect(run.config).toMatchObject({
+        maxTurns: 2,
+        limit: 1,
+        temperature: 0.5,
+        topP: 0.9,
+        maxTokens: 64,
+        seed: 7,
+        samplingArgs: { top_k: 20 },
+      });
+      expect(c.bodies.length).toBeGreaterThan(0);
+      for (const b of c.bodies) {
+        expect(b).toMatchObject({ model: "m", temperature: 0.5, top_p: 0.9, max_tokens: 64, seed: 7, top_k: 20 });
+      }
+    } finally {
+      await new Promise<void>((r) => c.server.close(() => r()));
+    }
+  });
+
   it("refuses a bad file before running anything, naming the line and key", () => {
     const dir = tmp();
     const file = join(dir, "bad.toml");

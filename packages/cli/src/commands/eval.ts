@@ -18,7 +18,7 @@ import {
 import type { GateSummary } from "@benchmax/report";
 import type { Command } from "commander";
 import { listInstalledEnvs, loadEnvModule, parseKeyValues, resolveEnvEntry } from "../env-loader.js";
-import { configRunName, configRunsName, loadEvalConfig } from "../eval-config.js";
+import { configRunName, configRunsName, type EvalConfigRun, loadEvalConfig } from "../eval-config.js";
 import { summaryTable, terminalWidth } from "../format.js";
 import {
   addPolicyOptions,
@@ -372,6 +372,38 @@ function checkRunFlags(flags: EvalFlags, multi: boolean): void {
   if (flags.out) checkOutDir(flags.out, multi);
 }
 
+type ConfigSettings = EvalConfigRun["settings"];
+
+/** The config file's settings that stand for a flag: a setting the file gives wins over the flag. */
+const SETTING_FLAG = {
+  n: "limit",
+  group: "group",
+  max_turns: "maxTurns",
+  concurrency: "concurrency",
+  retries: "retries",
+  temperature: "temperature",
+  top_p: "topP",
+  max_tokens: "maxTokens",
+  seed: "seed",
+  sampling_args: "samplingArgs",
+  timeout: "timeout",
+  dataset: "dataset",
+  split: "split",
+} as const satisfies { [K in keyof ConfigSettings]?: FlagFor<ConfigSettings[K]> };
+
+/** A flag that can hold a setting's value. */
+type FlagFor<V> = { [F in keyof EvalFlags]-?: Exclude<V, undefined> extends EvalFlags[F] ? F : never }[keyof EvalFlags];
+
+/** The flags a config run's settings set (only those it gives). */
+function settingsAsFlags(s: ConfigSettings): Partial<EvalFlags> {
+  const out: Record<string, unknown> = {};
+  for (const [key, flag] of Object.entries(SETTING_FLAG)) {
+    const v = s[key as keyof typeof SETTING_FLAG];
+    if (v !== undefined) out[flag] = v;
+  }
+  return out as Partial<EvalFlags>;
+}
+
 /**
  * `eval --config FILE`: each env × endpoint (or model) of each `[[eval]]` is one run, in `<out>/<env>-<endpoint>`,
  * run one after another like `eval --all`; then one results table, and the gate on each run.
@@ -389,24 +421,12 @@ async function evalConfigCommand(envSpec: string | undefined, cli: EvalFlags): P
     const s = r.settings;
     let f: EvalFlags = {
       ...flags,
+      ...settingsAsFlags(s),
       policy: r.policy,
       model: r.model,
       baseUrl: r.baseUrl,
       apiKey: r.apiKey ?? flags.apiKey,
       checkpoint: r.checkpoint,
-      limit: s.n ?? flags.limit,
-      group: s.group ?? flags.group,
-      maxTurns: s.max_turns ?? flags.maxTurns,
-      concurrency: s.concurrency ?? flags.concurrency,
-      retries: s.retries ?? flags.retries,
-      temperature: s.temperature ?? flags.temperature,
-      topP: s.top_p ?? flags.topP,
-      maxTokens: s.max_tokens ?? flags.maxTokens,
-      seed: s.seed ?? flags.seed,
-      samplingArgs: s.sampling_args ?? flags.samplingArgs,
-      timeout: s.timeout ?? flags.timeout,
-      dataset: s.dataset ?? flags.dataset,
-      split: s.split ?? flags.split,
       envOptions: s.env_args ?? envOptionsOf(flags),
       toolFormat: s.tool_format ?? r.endpointToolFormat ?? flags.toolFormat,
     };
