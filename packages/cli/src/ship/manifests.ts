@@ -64,6 +64,24 @@ export function kubernetesObjects(o: FleetOptions): Record<string, Record<string
   // liveness fails only after the drain and the close have had their time (a drain outside a pod deletion, which
   // stops liveness probes, is not cut short): failureThreshold × periodSeconds ≥ drain + close + 20
   const livenessFailures = Math.max(4, Math.ceil((drain + CLOSE_WAIT_S + 20) / 20));
+  // one container per server mode: `benchmax serve` in the image, on its own port, named by its mode
+  const server = (name: string, mode: "rollout" | "mcp", port: number, requests: { cpu: string; memory: string }) => ({
+    name,
+    image: o.image,
+    imagePullPolicy: "IfNotPresent",
+    env: [
+      { name: "BENCHMAX_MODE", value: mode },
+      { name: "BENCHMAX_PORT", value: String(port) },
+      { name: "BENCHMAX_DRAIN_GRACE", value: String(drain) },
+      token,
+    ],
+    ports: [{ name: mode, containerPort: port }],
+    securityContext: hardening,
+    volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
+    readinessProbe: { ...probe(mode), initialDelaySeconds: 3, periodSeconds: 5, failureThreshold: 3 },
+    livenessProbe: { ...probe(mode), initialDelaySeconds: 30, periodSeconds: 20, failureThreshold: livenessFailures },
+    resources: { requests, limits: { memory: "2Gi" } },
+  });
   const deployment = {
     apiVersion: "apps/v1",
     kind: "Deployment",
@@ -92,50 +110,8 @@ export function kubernetesObjects(o: FleetOptions): Record<string, Record<string
           },
           volumes: [{ name: "tmp", emptyDir: { sizeLimit: "4Gi" } }],
           containers: [
-            {
-              name: "env-server",
-              image: o.image,
-              imagePullPolicy: "IfNotPresent",
-              env: [
-                { name: "BENCHMAX_MODE", value: "rollout" },
-                { name: "BENCHMAX_PORT", value: "8000" },
-                { name: "BENCHMAX_DRAIN_GRACE", value: String(drain) },
-                token,
-              ],
-              ports: [{ name: "rollout", containerPort: 8000 }],
-              securityContext: hardening,
-              volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
-              readinessProbe: { ...probe("rollout"), initialDelaySeconds: 3, periodSeconds: 5, failureThreshold: 3 },
-              livenessProbe: {
-                ...probe("rollout"),
-                initialDelaySeconds: 30,
-                periodSeconds: 20,
-                failureThreshold: livenessFailures,
-              },
-              resources: { requests: { cpu: "500m", memory: "512Mi" }, limits: { memory: "2Gi" } },
-            },
-            {
-              name: "mcp-server",
-              image: o.image,
-              imagePullPolicy: "IfNotPresent",
-              env: [
-                { name: "BENCHMAX_MODE", value: "mcp" },
-                { name: "BENCHMAX_PORT", value: "8080" },
-                { name: "BENCHMAX_DRAIN_GRACE", value: String(drain) },
-                token,
-              ],
-              ports: [{ name: "mcp", containerPort: 8080 }],
-              securityContext: hardening,
-              volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
-              readinessProbe: { ...probe("mcp"), initialDelaySeconds: 3, periodSeconds: 5, failureThreshold: 3 },
-              livenessProbe: {
-                ...probe("mcp"),
-                initialDelaySeconds: 30,
-                periodSeconds: 20,
-                failureThreshold: livenessFailures,
-              },
-              resources: { requests: { cpu: "250m", memory: "256Mi" }, limits: { memory: "2Gi" } },
-            },
+            server("env-server", "rollout", 8000, { cpu: "500m", memory: "512Mi" }),
+            server("mcp-server", "mcp", 8080, { cpu: "250m", memory: "256Mi" }),
           ],
         },
       },
