@@ -81,18 +81,14 @@ function coreVersionOfThisCli(pkg = "core"): string {
   return "0.1.0";
 }
 
-const pascal = (name: string) =>
+/** A kebab-case name's words, capitalized: `my-env` → `My`, `Env`. */
+const words = (name: string) =>
   name
     .split("-")
     .filter(Boolean)
-    .map((w) => w[0]!.toUpperCase() + w.slice(1))
-    .join("");
-const title = (name: string) =>
-  name
-    .split("-")
-    .filter(Boolean)
-    .map((w) => w[0]!.toUpperCase() + w.slice(1))
-    .join(" ");
+    .map((w) => w[0]!.toUpperCase() + w.slice(1));
+const pascal = (name: string) => words(name).join("");
+const title = (name: string) => words(name).join(" ");
 
 function listTemplates(dir: string, base = dir): string[] {
   const out: string[] = [];
