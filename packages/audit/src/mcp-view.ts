@@ -16,7 +16,7 @@ import { type HarnessRollout, McpHarnessClient, mcpResultToToolResult, serveMcp 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { modelInput, type Surface, type TransportView } from "./transport-view.js";
+import { modelInput, type Surface, servedView, type TransportView } from "./transport-view.js";
 
 /** An MCP client session on one rollout, opened with that rollout's own token (what an agent's MCP client gets). */
 async function connect(url: string, bearer: string): Promise<Client> {
@@ -184,8 +184,8 @@ export async function mcpView(env: Env, all: Task[], audited: Task[]): Promise<T
   const token = randomUUID();
   const server = await serveMcp(env, { tasks: all, port: 0, token });
   const url = server.url!;
-  const harness = new McpHarnessClient(url, { token });
-  try {
+  return servedView(server, async () => {
+    const harness = new McpHarnessClient(url, { token });
     const surfaces: Surface[] = [];
     let tools: ToolSpec[] | undefined;
     const prompts = new Map<string, string>();
@@ -212,18 +212,6 @@ export async function mcpView(env: Env, all: Task[], audited: Task[]): Promise<T
     }
     const mcpEnv = new McpClientEnv(url, harness, tools, env);
     for (const [id, p] of prompts) mcpEnv.prompts.set(id, p);
-    return {
-      transport: "mcp",
-      env: mcpEnv,
-      taskOf: (t) => t,
-      surfaces,
-      close: async () => {
-        await mcpEnv.close();
-        await server.close();
-      },
-    };
-  } catch (e) {
-    await server.close();
-    throw e;
-  }
+    return { transport: "mcp", env: mcpEnv, taskOf: (t) => t, surfaces };
+  });
 }

@@ -36,6 +36,29 @@ export function modelInput(t: Task): string[] {
   return out;
 }
 
+/**
+ * A view over an env the audit serves in process: `open` builds it on the running server. Closing the view closes its
+ * env, then the server; an `open` that fails closes the server at once.
+ */
+export async function servedView(
+  server: { close(): Promise<void> },
+  open: () => Promise<Omit<TransportView, "close">>,
+): Promise<TransportView> {
+  try {
+    const view = await open();
+    return {
+      ...view,
+      close: async () => {
+        await view.env.close();
+        await server.close();
+      },
+    };
+  } catch (e) {
+    await server.close();
+    throw e;
+  }
+}
+
 export async function inProcessView(env: Env): Promise<TransportView> {
   return {
     transport: "in-process",
@@ -52,7 +75,7 @@ export async function inProcessView(env: Env): Promise<TransportView> {
 /** The env behind `benchmax serve` (served in process on a free loopback port), driven by `RemoteEnv`. */
 export async function httpView(env: Env, tasks: Task[], ignoreMeta: readonly string[]): Promise<TransportView> {
   const server = await serveEnv(env, { tasks, port: 0 });
-  try {
+  return servedView(server, async () => {
     const remote = await RemoteEnv.connect(server.url);
     const listed = await remote.listTasks();
     const byId = new Map(listed.map((t) => [t.id, t]));
@@ -71,18 +94,6 @@ export async function httpView(env: Env, tasks: Task[], ignoreMeta: readonly str
         input: modelInput(t),
       });
     }
-    return {
-      transport: "http",
-      env: remote,
-      taskOf: (t) => byId.get(t.id) ?? t,
-      surfaces,
-      close: async () => {
-        await remote.close();
-        await server.close();
-      },
-    };
-  } catch (e) {
-    await server.close();
-    throw e;
-  }
+    return { transport: "http", env: remote, taskOf: (t) => byId.get(t.id) ?? t, surfaces };
+  });
 }
