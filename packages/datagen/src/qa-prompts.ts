@@ -1,52 +1,47 @@
 import type { Chunk } from "./chunk.js";
 
-/** JSON Schema of a single-hop answer: pairs, each with a verbatim quote from the passage. */
-export const SINGLE_HOP_SCHEMA = {
-  type: "object",
-  properties: {
-    pairs: {
-      type: "array",
-      items: {
-        type: "object",
-        properties: {
-          question: { type: "string", description: "a question a reader can answer from the passage alone" },
-          answer: { type: "string", description: "a short answer: an entity, number, date or short phrase" },
-          evidence: {
-            type: "string",
-            description: "a sentence copied verbatim from the passage that contains the answer",
-          },
+/**
+ * JSON Schema of a reply that is a list of `pairs`, each an object of the given string fields (name → description),
+ * every field required and no other allowed, as OpenAI's strict structured outputs want.
+ */
+function pairsSchema<const F extends Record<string, string>>(fields: F) {
+  const properties = Object.fromEntries(
+    Object.entries(fields).map(([name, description]) => [name, { type: "string", description }]),
+  ) as { [K in keyof F]: { type: "string"; description: F[K] } };
+  return {
+    type: "object",
+    properties: {
+      pairs: {
+        type: "array",
+        items: {
+          type: "object",
+          properties,
+          required: Object.keys(fields) as Array<keyof F & string>,
+          additionalProperties: false,
         },
-        required: ["question", "answer", "evidence"],
-        additionalProperties: false,
       },
     },
-  },
-  required: ["pairs"],
-  additionalProperties: false,
-} as const;
+    required: ["pairs"],
+    additionalProperties: false,
+  } as const;
+}
+
+const SHORT_ANSWER = "a short answer: an entity, number, date or short phrase";
+
+/** JSON Schema of a single-hop answer: pairs, each with a verbatim quote from the passage. */
+export const SINGLE_HOP_SCHEMA = pairsSchema({
+  question: "a question a reader can answer from the passage alone",
+  answer: SHORT_ANSWER,
+  evidence: "a sentence copied verbatim from the passage that contains the answer",
+});
 
 /** JSON Schema of a multi-hop answer: one quote from each passage. */
-export const MULTI_HOP_SCHEMA = {
-  type: "object",
-  properties: {
-    pairs: {
-      type: "array",
-      items: {
-        type: "object",
-        properties: {
-          question: { type: "string", description: "a question that needs facts from both passages" },
-          answer: { type: "string", description: "a short answer: an entity, number, date or short phrase" },
-          evidence_1: { type: "string", description: "a sentence copied verbatim from passage 1" },
-          evidence_2: { type: "string", description: "a sentence copied verbatim from passage 2" },
-        },
-        required: ["question", "answer", "evidence_1", "evidence_2"],
-        additionalProperties: false,
-      },
-    },
-  },
-  required: ["pairs"],
-  additionalProperties: false,
-} as const;
+export const MULTI_HOP_SCHEMA = pairsSchema({
+  question: "a question that needs facts from both passages",
+  answer: SHORT_ANSWER,
+  evidence_1: "a sentence copied verbatim from passage 1",
+  evidence_2: "a sentence copied verbatim from passage 2",
+});
 
 export const QA_SYSTEM_PROMPT = [
   "You write question-answer pairs for training a search agent.",
