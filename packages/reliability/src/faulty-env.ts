@@ -26,6 +26,21 @@ export type FTask = Task<string> & { meta: { fault: Fault } };
 
 const never = new Promise<never>(() => {});
 
+/** A tool without parameters whose every call throws a fresh `error()`. */
+const throwing = (name: string, description: string, error: () => Error) =>
+  tool({
+    name,
+    description,
+    parameters: z.object({}),
+    execute: () => {
+      throw error();
+    },
+  });
+
+/** A tool without parameters that never returns, under its own time limit (0: none). */
+const hanging = (name: string, description: string, timeoutMs: number) =>
+  tool({ name, description, parameters: z.object({}), timeoutMs, execute: () => never });
+
 export function faultyEnv(): Env<FTask> {
   return defineEnv<FTask, { log: string[] }>({
     name: "faulty",
@@ -33,46 +48,17 @@ export function faultyEnv(): Env<FTask> {
     initState: () => ({ log: [] }),
     tools: [
       tool({ name: "ok", description: "works", parameters: z.object({}), execute: () => "fine" }),
-      tool({
-        name: "tool_throws",
-        description: "an env bug",
-        parameters: z.object({}),
-        execute: () => {
-          throw new TypeError("cannot read properties of undefined (reading 'rows')");
-        },
-      }),
-      tool({
-        name: "tool_infra",
-        description: "its backend is down",
-        parameters: z.object({}),
-        execute: () => {
-          throw new InfraError("backend unreachable: ECONNREFUSED");
-        },
-      }),
+      throwing(
+        "tool_throws",
+        "an env bug",
+        () => new TypeError("cannot read properties of undefined (reading 'rows')"),
+      ),
+      throwing("tool_infra", "its backend is down", () => new InfraError("backend unreachable: ECONNREFUSED")),
       // no own time limit: only the runner's hard limit stops it
-      tool({
-        name: "tool_hangs",
-        description: "never returns",
-        parameters: z.object({}),
-        timeoutMs: 0,
-        execute: () => never,
-      }),
+      hanging("tool_hangs", "never returns", 0),
       // over its own time limit: a tool error the model reads, the rollout goes on
-      tool({
-        name: "tool_slow",
-        description: "too slow",
-        parameters: z.object({}),
-        timeoutMs: 20,
-        execute: () => never,
-      }),
-      tool({
-        name: "tool_error",
-        description: "a readable error",
-        parameters: z.object({}),
-        execute: () => {
-          throw new ToolError("no such row");
-        },
-      }),
+      hanging("tool_slow", "too slow", 20),
+      throwing("tool_error", "a readable error", () => new ToolError("no such row")),
     ],
     reward: ({ task, completion }): Record<string, number> => {
       switch (task.meta.fault) {
