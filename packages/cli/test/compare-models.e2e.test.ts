@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cli, cliAsync, fakeOpenAI, root, tmp } from "./harness.js";
+import { cli, cliAsync, fakeOpenAI, openaiEvalArgs, root, tmp } from "./harness.js";
 
 /**
  * The root README's model-vs-model example (baseline model, then a new model at another endpoint, then `compare`),
@@ -94,22 +94,8 @@ describe("compare, model vs model (issue 38)", () => {
     candidateReply = "\\boxed{17}";
     const base = tmp();
     const cand = tmp();
-    const evalArgs = (url: string, model: string, out: string, ...extra: string[]) => [
-      "eval",
-      "math",
-      "--limit",
-      "3",
-      "--policy",
-      "openai",
-      "--model",
-      model,
-      "--base-url",
-      url,
-      "--out",
-      out,
-      "--quiet",
-      ...extra,
-    ];
+    const evalArgs = (url: string, model: string, out: string, ...extra: string[]) =>
+      openaiEvalArgs({ url, out, limit: 3, model }, ...extra);
     expect((await cliAsync(evalArgs(a.url, "model-a", base, "--checkpoint", "step-100"))).code).toBe(0);
     expect(
       (await cliAsync(evalArgs(b.url, "model-b", cand, "--temperature", "0.7", "--max-turns", "3", "--seed", "1")))

@@ -39,6 +39,23 @@ export function spawnCli(args: string[], options: { env?: Record<string, string>
 export const tmp = () => mkdtempSync(join(tmpdir(), "bmx-cli-"));
 export const lines = (p: string) => readFileSync(p, "utf8").trim().split("\n").filter(Boolean);
 
+/** The argv of a quiet `eval math` of `limit` tasks against the OpenAI-compatible endpoint at `url`, into `out`. */
+export const openaiEvalArgs = (o: { url: string; out: string; limit: number; model?: string }, ...extra: string[]) => [
+  "eval",
+  "math",
+  "--limit",
+  String(o.limit),
+  "--policy",
+  "openai",
+  ...(o.model === undefined ? [] : ["--model", o.model]),
+  "--base-url",
+  o.url,
+  "--out",
+  o.out,
+  "--quiet",
+  ...extra,
+];
+
 /**
  * An OpenAI-compatible endpoint on 127.0.0.1 that answers every chat completion with `reply` (a function is read per
  * request), or with an OpenAI error body when `status` is not 200. It keeps each completion request's body and

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cli, cliAsync, fakeOpenAI, tmp } from "./harness.js";
+import { cli, cliAsync, fakeOpenAI, openaiEvalArgs, tmp } from "./harness.js";
 
 /** An OpenAI-compatible endpoint on 127.0.0.1 that keeps every request body it gets. */
 let model: Awaited<ReturnType<typeof fakeOpenAI>>;
@@ -14,20 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((r) => model.server.close(() => r())));
 
-const evalArgs = (out: string, ...extra: string[]) => [
-  "eval",
-  "math",
-  "--limit",
-  "2",
-  "--policy",
-  "openai",
-  "--base-url",
-  url,
-  "--out",
-  out,
-  "--quiet",
-  ...extra,
-];
+const evalArgs = (out: string, ...extra: string[]) => openaiEvalArgs({ url, out, limit: 2 }, ...extra);
 
 describe("run identity (issue 24)", () => {
   it("records model, endpoint, sampling, seed, tool format and extra sampling args, and sends them", async () => {

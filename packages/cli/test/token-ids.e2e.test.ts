@@ -2,24 +2,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startFakeVllm } from "@benchmax/core/testing";
 import { describe, expect, it } from "vitest";
-import { cliAsync, lines, tmp } from "./harness.js";
+import { cliAsync, lines, openaiEvalArgs, tmp } from "./harness.js";
 
-const evalArgs = (url: string, out: string, extra: string[] = []) => [
-  "eval",
-  "math",
-  "--limit",
-  "2",
-  "--policy",
-  "openai",
-  "--model",
-  "m",
-  "--base-url",
-  url,
-  "--out",
-  out,
-  "--quiet",
-  ...extra,
-];
+const evalArgs = (url: string, out: string, extra: string[] = []) =>
+  openaiEvalArgs({ url, out, limit: 2, model: "m" }, ...extra);
 
 describe("eval --token-ids against a fake vLLM endpoint", () => {
   it("writes each turn's token ids and logprobs to results.jsonl and counts drifted turns in summary.json", async () => {
