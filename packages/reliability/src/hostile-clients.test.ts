@@ -8,7 +8,7 @@ import type { Env } from "@benchmax/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { notesEnv, notesTasks } from "./notes-env.js";
-import { importOptional, warnSkip } from "./optional.js";
+import { importServers, warnSkip } from "./optional.js";
 
 /**
  * The transport edge under hostile clients, on every server: `serveEnv` (HTTP, OpenEnv HTTP and WebSocket, POST /mcp)
@@ -22,14 +22,7 @@ import { importOptional, warnSkip } from "./optional.js";
 type AnyServer = { url: string; close(): Promise<void>; metrics?: { rolloutsReclaimed: number } };
 type Serve = (env: Env, o?: Record<string, unknown>) => Promise<AnyServer>;
 
-const server = await importOptional<{ serveEnv?: Serve }>("@benchmax/server");
-const mcp = await importOptional<{ serveMcpHttp?: Serve }>("@benchmax/mcp");
-const reason =
-  server.reason ??
-  mcp.reason ??
-  (typeof server.mod?.serveEnv !== "function" || typeof mcp.mod?.serveMcpHttp !== "function"
-    ? "@benchmax/server or @benchmax/mcp lacks serveEnv / serveMcpHttp"
-    : undefined);
+const { server, mcp, reason } = await importServers<{ serveEnv?: Serve }, { serveMcpHttp?: Serve }>();
 warnSkip("hostile clients at the transport edge", reason);
 
 const TOKEN = "operator-token-hostile";

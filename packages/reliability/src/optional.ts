@@ -16,6 +16,22 @@ export async function importOptional<M = Record<string, unknown>>(
   }
 }
 
+/**
+ * `@benchmax/server` and `@benchmax/mcp`, each imported as `importOptional` does, for tests that drive an env over
+ * both; `reason` says why they cannot run when either is missing or lacks `serveEnv` / `serveMcpHttp`.
+ */
+export async function importServers<S extends { serveEnv?: unknown }, M extends { serveMcpHttp?: unknown }>() {
+  const server = await importOptional<S>("@benchmax/server");
+  const mcp = await importOptional<M>("@benchmax/mcp");
+  const reason =
+    server.reason ??
+    mcp.reason ??
+    (typeof server.mod?.serveEnv !== "function" || typeof mcp.mod?.serveMcpHttp !== "function"
+      ? "@benchmax/server or @benchmax/mcp lacks serveEnv / serveMcpHttp"
+      : undefined);
+  return { server, mcp, reason };
+}
+
 export interface LoadedEnv {
   name: string;
   module: EnvModule;

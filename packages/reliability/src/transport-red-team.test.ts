@@ -3,7 +3,7 @@ import { type Env, type Policy, runRollout } from "@benchmax/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { notesEnv, notesTasks } from "./notes-env.js";
-import { importOptional, warnSkip } from "./optional.js";
+import { importServers, warnSkip } from "./optional.js";
 
 /**
  * The reward channel, attacked from the model's side on every transport: in-process, HTTP (the rollout API),
@@ -23,14 +23,10 @@ type StdioHandle = {
 };
 type ServeMcpStdio = (env: Env, o: Record<string, unknown>) => Promise<StdioHandle>;
 
-const server = await importOptional<{ serveEnv?: ServeEnv }>("@benchmax/server");
-const mcp = await importOptional<{ serveMcpHttp?: ServeMcpHttp; serveMcpStdio?: ServeMcpStdio }>("@benchmax/mcp");
-const reason =
-  server.reason ??
-  mcp.reason ??
-  (typeof server.mod?.serveEnv !== "function" || typeof mcp.mod?.serveMcpHttp !== "function"
-    ? "@benchmax/server or @benchmax/mcp lacks serveEnv / serveMcpHttp"
-    : undefined);
+const { server, mcp, reason } = await importServers<
+  { serveEnv?: ServeEnv },
+  { serveMcpHttp?: ServeMcpHttp; serveMcpStdio?: ServeMcpStdio }
+>();
 warnSkip("reward channel red team across transports", reason);
 
 const TOKEN = "operator-token-red-team";
