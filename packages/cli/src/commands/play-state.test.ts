@@ -6,21 +6,13 @@ import { type PlayServer, startPlay } from "@benchmax/report";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEnv } from "../env-loader.js";
 import { scaffoldEnv } from "../scaffold/scaffold.js";
+import { playPost as post } from "./play-api.test-util.js";
 
 // Issue 38: `benchmax play` on an author's env (a scaffolded one, loaded from its folder as `benchmax play .` loads
 // it), and the state view: an env with `renderState` (StateViewCapability) has its state drawn after every tool call;
 // for excel that is the workbook as a grid. Driven through the play server's HTTP API as the page drives it.
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
-
-const post = async (server: PlayServer, path: string, body: unknown) => {
-  const r = await fetch(new URL(path, server.url), {
-    method: "POST",
-    headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  return { status: r.status, json: (await r.json()) as Record<string, unknown> };
-};
 
 type Grid = Extract<StateView, { kind: "grid" }>;
 /** The value a grid view shows at a cell address (`B3`), from its first sheet or the named one. */

@@ -2,6 +2,7 @@ import { type Env, runRollout, scriptedPolicy, type Task } from "@benchmax/core"
 import { type PlayServer, startPlay } from "@benchmax/report";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEnv } from "../env-loader.js";
+import { playPost as post } from "./play-api.test-util.js";
 
 // Issue 41 (item 10): a task written in `play` did not score like a dataset row. Its gold went to the reward as the
 // raw text: for math every answer was an env_error (TypeError … replaceAll on a string gold), for wikipedia the exact
@@ -18,15 +19,6 @@ interface Reply {
   explain?: { extracted?: string; gold?: string; diff?: string[] };
   metadata?: Record<string, unknown>;
 }
-
-const post = async (server: PlayServer, path: string, body: unknown) => {
-  const r = await fetch(new URL(path, server.url), {
-    method: "POST",
-    headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  return { status: r.status, json: (await r.json()) as Record<string, unknown> };
-};
 
 /** Start a written task and answer it in one turn, as a person does in the page. */
 async function playWritten(server: PlayServer, custom: Record<string, unknown>, answer: string): Promise<Reply> {

@@ -7,6 +7,7 @@ import { type PlayServer, startPlay } from "@benchmax/report";
 import { calcEnv } from "@benchmax/server/testing";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { playApi as api } from "./play-api.test-util.js";
 
 const OUT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "test-output");
 const CHROMIUM = process.env.BENCHMAX_CHROMIUM ?? "/usr/bin/chromium";
@@ -45,13 +46,6 @@ afterAll(async () => {
   await played?.close();
   await fake?.close();
 });
-
-const api = (server: PlayServer, path: string, body: unknown) =>
-  fetch(new URL(path, server.url), {
-    method: "POST",
-    headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
 
 describe("benchmax play", () => {
   it("refuses a request without the token", async () => {
