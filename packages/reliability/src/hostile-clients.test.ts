@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import type { Env } from "@benchmax/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { replyJson } from "./http-client.js";
 import { notesEnv, notesTasks } from "./notes-env.js";
 import { importServers, warnSkip } from "./optional.js";
 
@@ -71,14 +72,7 @@ function call(
         res.on("data", (c: Buffer) => chunks.push(c));
         res.on("end", () => {
           const t = Buffer.concat(chunks).toString("utf8");
-          const data = t.startsWith("event:") || t.startsWith("data:") ? (/^data: (.*)$/m.exec(t)?.[1] ?? "") : t;
-          let json: any;
-          try {
-            json = JSON.parse(data);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: t, json });
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: t, json: replyJson(t) });
         });
       },
     );

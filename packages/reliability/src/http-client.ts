@@ -8,6 +8,19 @@ export interface RawResponse {
 }
 
 /**
+ * A reply body as JSON, or undefined when it is not JSON. Streamable HTTP answers a POST as an SSE stream: then it is
+ * the stream's first data line.
+ */
+export function replyJson(text: string): any {
+  const data = text.startsWith("event:") || text.startsWith("data:") ? (/^data: (.*)$/m.exec(text)?.[1] ?? "") : text;
+  try {
+    return JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * One HTTP request with the path sent verbatim (no URL normalisation, unlike fetch), so `..` segments and broken
  * percent-escapes reach the server as an attacker would send them.
  */

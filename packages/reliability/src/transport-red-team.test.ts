@@ -2,6 +2,7 @@ import { PassThrough } from "node:stream";
 import { type Env, type Policy, runRollout } from "@benchmax/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { replyJson } from "./http-client.js";
 import { notesEnv, notesTasks } from "./notes-env.js";
 import { importServers, warnSkip } from "./optional.js";
 
@@ -46,15 +47,7 @@ async function http(url: string, method: string, body?: unknown, headers: Record
     body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
   });
   const text = await res.text();
-  // streamable HTTP answers a POST as an SSE stream: take the data line
-  const data = text.startsWith("event:") || text.startsWith("data:") ? (/^data: (.*)$/m.exec(text)?.[1] ?? "") : text;
-  let json: any;
-  try {
-    json = JSON.parse(data);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, json };
+  return { status: res.status, headers: res.headers, text, json: replyJson(text) };
 }
 
 describe.skipIf(!!reason)("reward channel sealed on every transport", () => {
