@@ -1,51 +1,32 @@
 import { mkdtempSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defineEnv } from "./define-env.js";
 import { fillTemplate, judgeComponent, LlmJudge, parseJudgeScore } from "./llm-judge.js";
+import { type FakeOpenAI, startFakeOpenAI } from "./policies/fake-openai.js";
 import { scriptedPolicy } from "./policies/scripted.js";
 import { runRollout } from "./rollout.js";
 import { Rubric } from "./rubric.js";
 import type { Task } from "./types.js";
 
-let server: Server;
+let judge: FakeOpenAI;
 let base = "";
 let calls = 0;
 let reply = '{"score": 8}';
 let status = 200;
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (c) => (body += c));
-    req.on("end", () => {
+  judge = await startFakeOpenAI(
+    () => {
       calls++;
-      if (status !== 200) {
-        res
-          .writeHead(status, { "content-type": "application/json" })
-          .end(JSON.stringify({ error: { message: "down" } }));
-        return;
-      }
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(
-        JSON.stringify({
-          id: "x",
-          object: "chat.completion",
-          created: 0,
-          model: "judge",
-          choices: [{ index: 0, message: { role: "assistant", content: reply }, finish_reason: "stop" }],
-          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-        }),
-      );
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+      return status !== 200 ? { status } : { message: { role: "assistant", content: reply } };
+    },
+    { model: "judge" },
+  );
+  base = judge.url;
 });
-afterAll(() => new Promise<void>((r) => server.close(() => r())));
+afterAll(() => judge.close());
 
 describe("LLM judge", () => {
   it("parses common score shapes", () => {

@@ -1,5 +1,3 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import {
   type AssistantMessage,
   decodeArguments,
@@ -11,6 +9,7 @@ import {
   type ToolCall,
   tool,
 } from "@benchmax/core";
+import { type FakeOpenAI, startFakeOpenAI } from "@benchmax/core/testing";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -185,29 +184,18 @@ describe("fuzz: OpenAI native tool_calls", () => {
 
 describe("fuzz: endpoint replies end to end (openaiPolicy → runRollout)", () => {
   const replies: unknown[] = [];
-  let server: Server;
+  let endpoint: FakeOpenAI;
   let baseURL = "";
   beforeAll(async () => {
-    server = createServer((req, res) => {
-      req.resume();
-      req.on("end", () => {
-        const message = replies.shift() ?? { role: "assistant", content: "done" };
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(
-          JSON.stringify({
-            id: "c",
-            object: "chat.completion",
-            created: 0,
-            model: "fuzz",
-            choices: [{ index: 0, finish_reason: "stop", message }],
-          }),
-        );
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    endpoint = await startFakeOpenAI(
+      () => ({
+        message: (replies.shift() as Record<string, unknown> | undefined) ?? { role: "assistant", content: "done" },
+      }),
+      { model: "fuzz" },
+    );
+    baseURL = endpoint.url;
   });
-  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+  afterAll(() => endpoint.close());
 
   const wireCall = fc.record(
     {

@@ -1,30 +1,15 @@
 import { getEventListeners } from "node:events";
-import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type FakeOpenAI, startFakeOpenAI } from "./fake-openai.js";
 import { openaiPolicy } from "./openai.js";
 
-let server: Server;
+let fake: FakeOpenAI;
 let url = "";
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(
-        JSON.stringify({
-          id: "c",
-          object: "chat.completion",
-          created: 0,
-          model: "m",
-          choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "ok" } }],
-        }),
-      );
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  url = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`;
+  fake = await startFakeOpenAI();
+  url = fake.url;
 });
-afterAll(() => new Promise<void>((r) => server.close(() => r())));
+afterAll(() => fake.close());
 
 describe("openai policy and the run's abort signal (issue 27: MaxListenersExceededWarning)", () => {
   it("leaves no abort listener behind on a signal shared by many calls, and still aborts through it", async () => {
