@@ -22,6 +22,16 @@ describe("equalsBytes", () => {
     expect(equalsBytes(`${long.slice(1)}t`, Buffer.from(long))).toBe(false);
   });
 
+  it("never takes characters for bytes: a string whose code units equal the secret's UTF-8 bytes is another secret", () => {
+    // "Ã©" is U+00C3 U+00A9: two characters whose codes are the two UTF-8 bytes of "é"
+    expect(equalsBytes("Ã©", Buffer.from("é"))).toBe(false);
+    expect(equalsBytes("\u00e9", Buffer.from([0xe9]))).toBe(false);
+    expect(equalsBytes("é", Buffer.from("é"))).toBe(true);
+    // every position counts, the last one too
+    expect(equalsBytes("tok-abC", Buffer.from("tok-abc"))).toBe(false);
+    expect(equalsBytes("Tok-abc", Buffer.from("tok-abc"))).toBe(false);
+  });
+
   it("safeEqual keeps its answers", () => {
     expect(safeEqual("bench-token", "bench-token")).toBe(true);
     expect(safeEqual("bench-tokeN", "bench-token")).toBe(false);

@@ -31,10 +31,21 @@ const views: Buffer[] = [];
 
 /**
  * Constant-time comparison of a presented secret with the expected one's bytes (UTF-8), without allocating: the
- * lengths first (a length is not secret), then `timingSafeEqual` on the presented bytes written into a scratch view.
+ * lengths first (a length is not secret), then every byte, with no early exit. A presented string of as many
+ * characters as the secret has bytes (every ASCII token, so every request on the hot path) is compared in a JS loop
+ * over its character codes: a code past 0x7f makes it unequal, since its UTF-8 is longer than the secret. Any other
+ * string goes through `timingSafeEqual` on its bytes written into a scratch view.
  */
 export function equalsBytes(presented: string, want: Buffer): boolean {
   const n = want.length;
+  if (presented.length === n) {
+    let d = 0;
+    for (let i = 0; i < n; i++) {
+      const c = presented.charCodeAt(i);
+      d |= (c ^ (want[i] as number)) | (c & 0xff80);
+    }
+    return d === 0;
+  }
   if (Buffer.byteLength(presented) !== n) return false;
   if (n > scratch.length) return timingSafeEqual(Buffer.from(presented), want);
   let view = views[n];
