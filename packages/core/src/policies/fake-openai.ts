@@ -1,8 +1,17 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 
-/** How the fake endpoint answers one request: an assistant message, or an HTTP error status (4xx, 5xx). */
-export type FakeOpenAIAnswer = { message: Record<string, unknown>; finishReason?: string } | { status: number };
+/**
+ * How the fake endpoint answers one request: an assistant message; an HTTP error status (with an OpenAI-shaped error
+ * body); `raw` text as a 200 body (garbage a client must survive); `hang`, never answering; or `reset`, the
+ * connection dropped.
+ */
+export type FakeOpenAIAnswer =
+  | { message: Record<string, unknown>; finishReason?: string }
+  | { status: number; error?: string }
+  | { raw: string }
+  | "hang"
+  | "reset";
 
 export interface FakeOpenAI {
   /** Base URL, ending in /v1. */
@@ -25,15 +34,31 @@ export async function startFakeOpenAI(
     let raw = "";
     req.on("data", (c) => (raw += c));
     req.on("end", () => {
-      const body = JSON.parse(raw || "{}") as Record<string, any>;
+      let body: Record<string, any>;
+      try {
+        body = JSON.parse(raw || "{}");
+      } catch {
+        res.writeHead(400, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { message: "request body is not JSON", type: "invalid_request_error" } }));
+        return;
+      }
       requests.push(body);
       const a = answer(body);
+      if (a === "hang") return; // the client's timeout ends it
+      if (a === "reset") {
+        req.socket.destroy();
+        return;
+      }
       if ("status" in a) {
         res.writeHead(a.status, { "content-type": "application/json" });
-        res.end(JSON.stringify({ error: { message: `fake error ${a.status}`, type: "server_error" } }));
+        res.end(JSON.stringify({ error: { message: a.error ?? `fake error ${a.status}`, type: "server_error" } }));
         return;
       }
       res.writeHead(200, { "content-type": "application/json" });
+      if ("raw" in a) {
+        res.end(a.raw);
+        return;
+      }
       res.end(
         JSON.stringify({
           id: "chatcmpl-fake",
