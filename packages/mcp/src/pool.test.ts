@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import type { McpEndpoint } from "./endpoint.js";
 import { McpEnv } from "./mcp-env.js";
-import { ServerPool } from "./pool.js";
+import { ServerPool, type ServerPoolOptions } from "./pool.js";
 import { serveMcpHttp } from "./serve-mcp.js";
 import { testServer } from "./test-utils/servers.js";
 import { sumEnv } from "./test-utils/sum-env.js";
@@ -30,9 +30,24 @@ function track<T extends { close(): Promise<unknown> }>(x: T): T {
   return x;
 }
 
+/** A tracked pool of lean-counter servers (no health checks unless asked), with the types of the events it emits. */
+function counterPool(options: Partial<ServerPoolOptions> = {}) {
+  const events: string[] = [];
+  const pool = track(
+    new ServerPool({
+      name: "c",
+      endpoints: [counter],
+      healthIntervalMs: 0,
+      onEvent: (e) => events.push(e.type),
+      ...options,
+    }),
+  );
+  return { pool, events };
+}
+
 describe("ServerPool", () => {
   it("keeps warm spares and replaces a leased server with a fresh process after each rollout (restart)", async () => {
-    const pool = track(new ServerPool({ name: "c", endpoints: [counter], warm: 2, healthIntervalMs: 0 }));
+    const { pool } = counterPool({ warm: 2 });
     await pool.warmUp();
     expect(pool.stats()).toMatchObject({ idle: 2, leased: 0 });
     const { lease, pid } = await pidOf(pool, "r1");
@@ -45,17 +60,7 @@ describe("ServerPool", () => {
   });
 
   it("skips an idle server that fails its ping on acquire (frozen process) and replaces it", async () => {
-    const pool = track(
-      new ServerPool({
-        name: "c",
-        endpoints: [counter],
-        warm: 1,
-        reset: "none",
-        healthIntervalMs: 0,
-        pingOnAcquire: true,
-        pingTimeoutMs: 300,
-      }),
-    );
+    const { pool } = counterPool({ warm: 1, reset: "none", pingOnAcquire: true, pingTimeoutMs: 300 });
     await pool.warmUp();
     const first = await pool.acquire("a");
     const pid = first.server.conn.pid!;
@@ -74,16 +79,7 @@ describe("ServerPool", () => {
   });
 
   it("notices a spare killed from outside and starts another", async () => {
-    const events: string[] = [];
-    const pool = track(
-      new ServerPool({
-        name: "c",
-        endpoints: [counter],
-        warm: 1,
-        healthIntervalMs: 0,
-        onEvent: (e) => events.push(e.type),
-      }),
-    );
+    const { pool, events } = counterPool({ warm: 1 });
     await pool.warmUp();
     const spare = (pool as unknown as { idle: { id: number; conn: { pid: number } }[] }).idle[0]!;
     process.kill(spare.conn.pid, "SIGKILL");
@@ -96,18 +92,7 @@ describe("ServerPool", () => {
   });
 
   it("health checks find a frozen idle server and replace it", async () => {
-    const events: string[] = [];
-    const pool = track(
-      new ServerPool({
-        name: "c",
-        endpoints: [counter],
-        warm: 1,
-        reset: "none",
-        healthIntervalMs: 200,
-        pingTimeoutMs: 200,
-        onEvent: (e) => events.push(e.type),
-      }),
-    );
+    const { pool, events } = counterPool({ warm: 1, reset: "none", healthIntervalMs: 200, pingTimeoutMs: 200 });
     await pool.warmUp();
     const l = await pool.acquire("a");
     const pid = l.server.conn.pid!;
