@@ -38,18 +38,20 @@ describe.skipIf(!!reason)("faults: an env server killed mid-rollout", () => {
     for (const c of children) await c.kill();
   });
 
-  it("the killed server's rollout migrates to the other server and is scored; so is every other rollout", async () => {
-    const [a, b] = await Promise.all([
+  /** Two notes env servers as child processes (killed after the suite), and a client over both. */
+  async function twoServers(options: Record<string, unknown>) {
+    const pair = await Promise.all([
       startChild("serve-notes", ["notes", TOKEN]),
       startChild("serve-notes", ["notes", TOKEN]),
     ]);
-    children.push(a!, b!);
-    const urls = [a!.hello.url as string, b!.hello.url as string];
-    const env = await server.mod!.connectRemoteEnv!(urls, {
-      token: TOKEN,
-      timeoutMs: 5_000,
-      healthIntervalMs: 600_000,
-    });
+    children.push(...pair);
+    const urls = pair.map((c) => c.hello.url as string);
+    const env = await server.mod!.connectRemoteEnv!(urls, { token: TOKEN, ...options });
+    return { pair, urls, env };
+  }
+
+  it("the killed server's rollout migrates to the other server and is scored; so is every other rollout", async () => {
+    const { pair, urls, env } = await twoServers({ timeoutMs: 5_000, healthIntervalMs: 600_000 });
     const endpoints = env.endpoints!;
     expect(endpoints).toHaveLength(2);
     const tasks = notesTasks(12);
@@ -61,7 +63,7 @@ describe.skipIf(!!reason)("faults: an env server killed mid-rollout", () => {
       if (turn === 1 && task.id === victim) {
         const holder = endpoints.find((e) => e.env.holds(rolloutId))!;
         killedUrl = holder.env.url;
-        await children[urls.indexOf(killedUrl)]!.kill("SIGKILL");
+        await pair[urls.indexOf(killedUrl)]!.kill("SIGKILL");
         // answer.txt exists only in the rollout's state: the read finds it only if the write was replayed
         return { calls: [{ name: "read_file", arguments: { path: "answer.txt" } }] };
       }
@@ -122,14 +124,7 @@ describe.skipIf(!!reason)("faults: an env server killed mid-rollout", () => {
   });
 
   it("a server stopped (SIGSTOP) mid-rollout: the rollout migrates; after SIGCONT the server is back in rotation", async () => {
-    const [a, b] = await Promise.all([
-      startChild("serve-notes", ["notes", TOKEN]),
-      startChild("serve-notes", ["notes", TOKEN]),
-    ]);
-    children.push(a!, b!);
-    const urls = [a!.hello.url as string, b!.hello.url as string];
-    const env = await server.mod!.connectRemoteEnv!(urls, {
-      token: TOKEN,
+    const { pair, urls, env } = await twoServers({
       timeoutMs: 60_000,
       probeAfterMs: 200,
       probeTimeoutMs: 3_000,
@@ -142,7 +137,7 @@ describe.skipIf(!!reason)("faults: an env server killed mid-rollout", () => {
         return { calls: [{ name: "write_file", arguments: { path: "answer.txt", content: task.groundTruth } }] };
       if (turn === 1) {
         stopped = endpoints.findIndex((e) => e.env.holds(rolloutId));
-        [a, b][stopped]!.proc.kill("SIGSTOP");
+        pair[stopped]!.proc.kill("SIGSTOP");
         return { calls: [{ name: "read_file", arguments: { path: "answer.txt" } }] };
       }
       return { answer: "done" };
@@ -155,7 +150,7 @@ describe.skipIf(!!reason)("faults: an env server killed mid-rollout", () => {
       expect(env.stats).toEqual({ migrations: 1, replayedCalls: 1, failedMigrations: 0 });
       expect(env.alive).toEqual([urls[1 - stopped]]);
     } finally {
-      if (stopped >= 0) [a, b][stopped]!.proc.kill("SIGCONT");
+      if (stopped >= 0) pair[stopped]!.proc.kill("SIGCONT");
     }
     // the server answers again: the prober takes it back, and frees the rollout left there while it hung
     for (let i = 0; i < 600 && env.alive!.length < 2; i++) await new Promise((r) => setTimeout(r, 50));
