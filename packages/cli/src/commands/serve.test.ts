@@ -66,6 +66,16 @@ async function serve(args: string[]) {
   return { child, exited, call, stderrShows, err: () => err };
 }
 
+/** A draining server refuses a new rollout (503, DRAINING) and says so on /health. */
+async function expectDraining(s: Awaited<ReturnType<typeof serve>>) {
+  const refused = await s.call("POST", "/v1/rollouts", {});
+  expect(refused.status).toBe(503);
+  expect(refused.headers.get("x-benchmax-draining")).toBe("1");
+  expect(refused.body.error.code).toBe("DRAINING");
+  const health = await s.call("GET", "/health");
+  expect([health.status, health.body.status]).toEqual([503, "draining"]);
+}
+
 describe("benchmax serve: SIGTERM drains, a second SIGTERM or a SIGINT closes at once", { timeout: 180_000 }, () => {
   it("SIGTERM: new rollouts refused (503 DRAINING), the live one is served to its release, then exit 0", async () => {
     const s = await serve(["--drain-grace", "3600"]);
@@ -75,12 +85,7 @@ describe("benchmax serve: SIGTERM drains, a second SIGTERM or a SIGINT closes at
     s.child.kill("SIGTERM");
     await s.stderrShows(/SIGTERM: draining \(1 live rollout\)/);
     expect(s.err().match(/draining/g)).toHaveLength(1);
-    const refused = await s.call("POST", "/v1/rollouts", {});
-    expect(refused.status).toBe(503);
-    expect(refused.headers.get("x-benchmax-draining")).toBe("1");
-    expect(refused.body.error.code).toBe("DRAINING");
-    const health = await s.call("GET", "/health");
-    expect([health.status, health.body.status]).toEqual([503, "draining"]);
+    await expectDraining(s);
     const calc = await s.call(
       "POST",
       `/v1/rollouts/${a.body.rolloutId}/call`,
@@ -133,12 +138,7 @@ describe("benchmax serve --mcp --port: SIGTERM drains too", { timeout: 180_000 }
     const h = { "x-rollout-token": a.body.token as string };
     s.child.kill("SIGTERM");
     await s.stderrShows(/SIGTERM: draining \(1 live rollout\)/);
-    const refused = await s.call("POST", "/v1/rollouts", {});
-    expect(refused.status).toBe(503);
-    expect(refused.headers.get("x-benchmax-draining")).toBe("1");
-    expect(refused.body.error.code).toBe("DRAINING");
-    const health = await s.call("GET", "/health");
-    expect([health.status, health.body.status]).toEqual([503, "draining"]);
+    await expectDraining(s);
     const reward = await s.call("POST", `/v1/rollouts/${a.body.rolloutId}/reward`, { completion: "42" }, h);
     expect(reward.status).toBe(200);
     expect((await s.call("POST", `/v1/rollouts/${a.body.rolloutId}/release`, {}, h)).status).toBe(200);
