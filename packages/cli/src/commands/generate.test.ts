@@ -32,6 +32,19 @@ async function run(args: string[]) {
   return { code, stdout: io.out(), stderr: io.err() };
 }
 
+/** The argv of `generate qa`: `n` rows from `corpus` into `out`, then `flags`. */
+const qaArgs = (corpus: string, n: number, out: string, ...flags: string[]) => [
+  "generate",
+  "qa",
+  "--corpus",
+  corpus,
+  "--n",
+  String(n),
+  "--out",
+  out,
+  ...flags,
+];
+
 let fake: FakeOpenAi;
 beforeAll(async () => {
   fake = await startFakeOpenAi();
@@ -73,52 +86,21 @@ describe("benchmax generate", () => {
 
   it("qa: generates against an OpenAI-compatible endpoint and resumes", async () => {
     const out = join(tmp(), "qa.jsonl");
-    const args = ["generate", "qa", "--corpus", join(datagen, "corpus.jsonl"), "--n", "3", "--out", out];
     const flags = ["--model", "fake", "--base-url", fake.baseURL, "--api-key", "k", "--chunk-chars", "250"];
-    const r = await run([...args, ...flags]);
+    const r = await run(qaArgs(join(datagen, "corpus.jsonl"), 3, out, ...flags));
     expect(r.stderr).not.toMatch(/Error/);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/3 rows \(3 new, 0 resumed\)/);
     expect(r.stdout).toMatch(/ungrounded/);
-    const r2 = await run([
-      "generate",
-      "qa",
-      "--corpus",
-      join(datagen, "corpus.jsonl"),
-      "--n",
-      "5",
-      "--out",
-      out,
-      ...flags,
-    ]);
+    const r2 = await run(qaArgs(join(datagen, "corpus.jsonl"), 5, out, ...flags));
     expect(r2.stdout).toMatch(/5 rows \(2 new, 3 resumed\)/);
     expect(readFileSync(out, "utf8").trim().split("\n")).toHaveLength(5);
   });
 
   it("qa: a bad corpus or a missing model is one clear line", async () => {
-    const r = await run([
-      "generate",
-      "qa",
-      "--corpus",
-      "/no/such",
-      "--n",
-      "1",
-      "--out",
-      join(tmp(), "x.jsonl"),
-      "--model",
-      "m",
-    ]);
+    const r = await run(qaArgs("/no/such", 1, join(tmp(), "x.jsonl"), "--model", "m"));
     expect(r.code).toBe(1);
-    const r2 = await run([
-      "generate",
-      "qa",
-      "--corpus",
-      join(datagen, "corpus.jsonl"),
-      "--n",
-      "1",
-      "--out",
-      join(tmp(), "x.jsonl"),
-    ]);
+    const r2 = await run(qaArgs(join(datagen, "corpus.jsonl"), 1, join(tmp(), "x.jsonl")));
     expect(r2.code).toBe(1);
   });
 });
