@@ -1,7 +1,8 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { runShimUnittest } from "./run-process.test-util.js";
 import { shimDir } from "./shim.js";
 
 /**
@@ -22,16 +23,7 @@ if (reason) console.warn(`[skyrl] SKIPPED the migration fault tests: ${reason}`)
 describe.skipIf(reason !== undefined)("Python client: rollouts migrate off lost servers", () => {
   it("passes migration_faults.py", async () => {
     const tests = join(shimDir(), "tests");
-    const { code, out } = await new Promise<{ code: number; out: string }>((resolve) => {
-      const p = spawn("python3", ["-m", "unittest", "-v", "migration_faults"], {
-        cwd: tests,
-        env: { ...process.env, PYTHONPATH: `${shimDir()}${delimiter}${tests}`, PYTHONDONTWRITEBYTECODE: "1" },
-      });
-      let text = "";
-      p.stdout.on("data", (d) => (text += d));
-      p.stderr.on("data", (d) => (text += d));
-      p.on("close", (c) => resolve({ code: c ?? 1, out: text }));
-    });
+    const { code, out } = await runShimUnittest(["-v", "migration_faults"], {}, tests);
     if (code !== 0 || process.env.BENCHMAX_SHOW_PY) console.error(out);
     expect(code).toBe(0);
     expect(out).toMatch(/Ran 1[2-9] tests/);

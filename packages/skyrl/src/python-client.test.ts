@@ -1,10 +1,11 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type EnvServer, serveEnv } from "@benchmax/server";
 import { calcEnv } from "@benchmax/server/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runProcess as run } from "./run-process.test-util.js";
 import { shimDir } from "./shim.js";
 
 // The Python client as a user gets it: the `benchmax-client` wheel built from python/pyproject.toml with
@@ -29,16 +30,6 @@ if (!canVenv)
   console.warn(
     `skipping the wheel install test: a python3 with setuptools, wheel, venv and pip >= 22.3 is needed (${reasons.join("; ")})`,
   );
-
-function run(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
-  return new Promise<{ code: number; out: string }>((resolve) => {
-    const p = spawn(cmd, args, { cwd: opts.cwd, env: { ...process.env, ...opts.env } });
-    let out = "";
-    p.stdout.on("data", (d) => (out += d));
-    p.stderr.on("data", (d) => (out += d));
-    p.on("close", (code) => resolve({ code: code ?? 1, out }));
-  });
-}
 
 describe.skipIf(!canVenv)("benchmax-client wheel, installed offline into a venv", () => {
   const dir = mkdtempSync(join(tmpdir(), "bmx-wheel-"));

@@ -1,23 +1,14 @@
-import { spawn, spawnSync } from "node:child_process";
-import { delimiter, join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
 import { type EnvServer, serveEnv } from "@benchmax/server";
 import { calcEnv } from "@benchmax/server/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runShimUnittest } from "./run-process.test-util.js";
 import { shimDir } from "./shim.js";
 
 const python = spawnSync("python3", ["--version"], { encoding: "utf8" });
 const hasPython = python.status === 0;
 if (!hasPython) console.warn("skipping the Python shim tests: python3 is not installed");
-
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(cmd, args, { env: { ...process.env, ...env }, cwd: shimDir() });
-    let out = "";
-    p.stdout.on("data", (d) => (out += d));
-    p.stderr.on("data", (d) => (out += d));
-    p.on("close", (code) => resolve({ code: code ?? 1, out }));
-  });
-}
 
 describe.skipIf(!hasPython)("Python shim (unittest) against a live server", () => {
   let server: EnvServer;
@@ -33,9 +24,7 @@ describe.skipIf(!hasPython)("Python shim (unittest) against a live server", () =
 
   it("passes its unittest suite", { timeout: 180_000 }, async () => {
     const tests = join(shimDir(), "tests");
-    const { code, out } = await run("python3", ["-m", "unittest", "discover", "-s", tests, "-t", tests, "-v"], {
-      PYTHONPATH: `${shimDir()}${delimiter}${tests}`,
-      PYTHONDONTWRITEBYTECODE: "1",
+    const { code, out } = await runShimUnittest(["discover", "-s", tests, "-t", tests, "-v"], {
       BENCHMAX_TEST_ENDPOINT: server.url,
       BENCHMAX_TEST_TOKEN: "shim-token",
       BENCHMAX_TEST_CUSTOM_ENDPOINT: custom.url,

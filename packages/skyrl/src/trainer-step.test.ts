@@ -1,35 +1,22 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
 import type { RolloutResult } from "@benchmax/core";
 import { serveEnv } from "@benchmax/server";
 import { calcEnv } from "@benchmax/server/testing";
 import { describe, expect, it } from "vitest";
-import { shimDir } from "./shim.js";
+import { runShimUnittest } from "./run-process.test-util.js";
 
 const hasPython = spawnSync("python3", ["--version"], { encoding: "utf8" }).status === 0;
 if (!hasPython) console.warn("skipping the trainer-step recording test: python3 is not installed");
-
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv) {
-  return new Promise<{ code: number; out: string }>((resolve) => {
-    const p = spawn(cmd, args, { env: { ...process.env, ...env }, cwd: shimDir() });
-    let out = "";
-    p.stdout.on("data", (d) => (out += d));
-    p.stderr.on("data", (d) => (out += d));
-    p.on("close", (code) => resolve({ code: code ?? 1, out }));
-  });
-}
 
 describe.skipIf(!hasPython)("the trainer step from the Python side lands in a serve --record recording", () => {
   it("the client's reset/start, the cookbook's batch index and SkyRL's text env each tag their rollouts", async () => {
     const dir = mkdtempSync(join(tmpdir(), "bmx-step-"));
     const server = await serveEnv(calcEnv(), { token: "step-token", record: join(dir, "run") });
     try {
-      const tests = join(shimDir(), "tests");
-      const r = await run("python3", ["-m", "unittest", "-v", "test_trainer_step"], {
-        PYTHONPATH: `${shimDir()}${delimiter}${tests}`,
-        PYTHONDONTWRITEBYTECODE: "1",
+      const r = await runShimUnittest(["-v", "test_trainer_step"], {
         BENCHMAX_TEST_ENDPOINT: server.url,
         BENCHMAX_TEST_TOKEN: "step-token",
       });
