@@ -3,7 +3,7 @@ import { open, readFile, stat } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { z } from "zod/v4";
 import { DatasetError } from "./errors.js";
-import { jsonlLines } from "./jsonl.js";
+import { jsonlLines } from "./run-dir/jsonl.js";
 import type { Message, Task } from "./types.js";
 
 /** One raw row with where it came from (`file:line` for JSONL, `file[index]` for a JSON array). */

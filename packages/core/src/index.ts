@@ -9,7 +9,6 @@ export * from "./episode-group.js";
 export * from "./errors.js";
 export * from "./explain.js";
 export * from "./hermes.js";
-export * from "./jsonl.js";
 export * from "./llm-judge.js";
 export * from "./normalize.js";
 export { ensureOpenAI } from "./openai-sdk.js";

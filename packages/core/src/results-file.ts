@@ -1,27 +1,15 @@
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  writeFileSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, existsSync, fsyncSync, openSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
-import { jsonlLines } from "./jsonl.js";
 import type { RolloutResult } from "./rollout-result.js";
+import { forEachJsonLine } from "./run-dir/jsonl.js";
 import { SeriesKeeper } from "./series/series-keeper.js";
 
-/** Read a results.jsonl; a torn last line (a crash mid-write) is skipped, any other bad line is an error. */
+/** Read a results.jsonl; a torn last line (a crash mid-write) is skipped, any other bad line is a UsageError. */
 export function readResults(path: string): RolloutResult[] {
   if (!existsSync(path)) return [];
   const out: RolloutResult[] = [];
-  for (const l of jsonlLines(readFileSync(path, "utf8"))) {
-    if (!l.error) out.push(l.value as RolloutResult);
-    else if (!l.last) throw new Error(`${path}:${l.line}: malformed results line: ${l.error.message}`);
-  }
+  forEachJsonLine(path, (v) => out.push(v as RolloutResult));
   return out;
 }
 
