@@ -7,6 +7,7 @@ export default benchmaxVitest({
   slow: [
     "src/libreoffice-hang.test.ts", // a workbook that hangs LibreOffice, with victims in its batch
     "src/libreoffice-seal.test.ts", // LibreOffice sealed in the jail: no network, no host files
+    "src/libreoffice-event-loop.test.ts", // a large output through LibreOffice and the compare workers: loop delay
     "src/odd-formulas-lo.test.ts", // the odd-formula fixture re-checked against a live LibreOffice
     "src/hostile-xml-workers.test.ts", // event-loop delay while the compare workers scan hostile XML
     "src/hostile-xml-rollout.test.ts", // the built env: run_python in the jail and LibreOffice, event-loop delay

@@ -11,10 +11,11 @@ import { type CompareOptions, type CompareResult, compareWorkbooks } from "./com
 import { refuseExternalRefs } from "./external-refs.js";
 import { builtExecArgv, workerScript } from "./worker-script.js";
 import { inspectXlsx } from "./xlsx-inspect.js";
+import { hasFormulas } from "./xlsx-values.js";
 
 type JobMsg =
   | { kind?: "compare"; gold: Uint8Array; output?: Uint8Array; answerPosition: unknown; options: CompareOptions }
-  | { kind: "inspect" | "seal"; bytes: Uint8Array };
+  | { kind: "inspect" | "seal" | "formulas"; bytes: Uint8Array };
 
 /**
  * The worker time one rollout's scoring may use, all its cases together (compares and file checks). Shared by the
@@ -256,6 +257,13 @@ export class ComparePool {
     );
   }
 
+  /** Whether a model-written file holds a formula (xlsx-values.ts `hasFormulas`) on a worker. */
+  formulas(bytes: Buffer, owner?: WorkerBudget): Promise<boolean> {
+    return new Promise((resolve, reject) =>
+      this.enqueue({ kind: "formulas", bytes: shareable(bytes) }, owner, resolve, reject),
+    );
+  }
+
   /** Refuse a model-written file's external references (external-refs.ts) on a worker: the sealed bytes, or undefined when unchanged. */
   seal(bytes: Buffer, owner?: WorkerBudget): Promise<Uint8Array | undefined> {
     return new Promise((resolve, reject) =>
@@ -354,6 +362,16 @@ export function inspectAsync(bytes: Buffer, owner?: WorkerBudget): Promise<strin
   const p = sharedPool();
   if (!p) return Promise.resolve(inspectXlsx(bytes));
   return p.inspect(bytes, owner);
+}
+
+/**
+ * Whether a model-written workbook holds a formula (without one, recalculation changes no value): on a worker thread
+ * when the pool is available, else inline.
+ */
+export function hasFormulasAsync(bytes: Buffer, owner?: WorkerBudget): Promise<boolean> {
+  const p = sharedPool();
+  if (!p) return Promise.resolve(hasFormulas(bytes));
+  return p.formulas(bytes, owner);
 }
 
 /**

@@ -4,10 +4,11 @@ import { BookHost, type BookJob, type ReplayJob } from "./book-host.js";
 import { type CompareOptions, compareWorkbooks } from "./compare.js";
 import { refuseExternalRefs } from "./external-refs.js";
 import { inspectXlsx } from "./xlsx-inspect.js";
+import { hasFormulas } from "./xlsx-values.js";
 
 interface Job {
   id: number;
-  kind?: "compare" | "inspect" | "seal";
+  kind?: "compare" | "inspect" | "seal" | "formulas";
   bytes?: Uint8Array;
   gold: Uint8Array;
   output?: Uint8Array;
@@ -33,6 +34,11 @@ parentPort?.on("message", (job: Job | BookJob | ReplayJob | { kind: "drop"; file
     if (job.kind === "inspect") {
       const b = job.bytes!;
       parentPort!.postMessage({ id: job.id, result: inspectXlsx(Buffer.from(b.buffer, b.byteOffset, b.byteLength)) });
+      return;
+    }
+    if (job.kind === "formulas") {
+      const b = job.bytes!;
+      parentPort!.postMessage({ id: job.id, result: hasFormulas(Buffer.from(b.buffer, b.byteOffset, b.byteLength)) });
       return;
     }
     if (job.kind === "seal") {

@@ -8,9 +8,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { findSoffice, LibreOfficeRecalc } from "./libreoffice.js";
+import { findSoffice, LibreOfficeRecalc, OutputRecalcError } from "./libreoffice.js";
 import { rawSheetXlsx } from "./raw-xlsx.js";
 import { scoreOneCase } from "./reward.js";
+import { XlsxValues } from "./xlsx-values.js";
 
 const soffice = findSoffice();
 if (!soffice) console.warn("[env-excel] skipping the LibreOffice hang tests: soffice is not installed");
@@ -79,15 +80,20 @@ describe.skipIf(!soffice)("a hanging workbook in a LibreOffice batch", () => {
     expect(lo.running.size).toBe(0);
   }, 300_000);
 
-  it("two hung files hold neither end: the files between them go back to the queue after stallMs, not to the limit", async () => {
+  /**
+   * Victims and hung files in one batch (`layout`: true for a hung file), then the same victims alone in one batch;
+   * each victim's time with the hung files and alone, the hung files' outcomes, and the helpers started.
+   */
+  async function twoHung(layout: boolean[], stallMs = 3000) {
     const timeoutMs = 25_000;
-    const stallMs = 3000;
-    const lo = new LibreOfficeRecalc({ soffice: soffice!, timeoutMs, stallMs, batchWindowMs: 1000, concurrency: 1 });
-    const victim = (k: number) => rawSheetXlsx([`<c r="A1"><v>${k}</v></c>`, '<c r="B8"><f>6*7</f></c>']);
-    await lo.recalc(victim(0)); // the profile
-    const t0 = performance.now();
-    await Promise.all([1, 2].map((k) => lo.recalc(victim(k))));
-    const alone = performance.now() - t0;
+    const lo = new LibreOfficeRecalc({
+      soffice: soffice!,
+      timeoutMs,
+      stallMs,
+      batchWindowMs: 1000,
+      concurrency: 1,
+    });
+    const victim = (k: number) => rawSheetXlsx([`<c r="A${k}"><v>${k}</v></c>`, '<c r="B8"><f>6*7+A1</f></c>']);
     const timed = (p: Promise<Buffer>) => {
       const s = performance.now();
       return p.then(
@@ -95,33 +101,61 @@ describe.skipIf(!soffice)("a hanging workbook in a LibreOffice batch", () => {
         (e: Error) => ({ ok: false as const, e, ms: performance.now() - s }),
       );
     };
-    // [v1, hang, v2, v3, hang, v4]: each end reaches one hung file; v2 and v3 sit between them
-    const runs = await Promise.all([
-      timed(lo.recalc(victim(1))),
-      timed(lo.recalc(hangBook())),
-      timed(lo.recalc(victim(2))),
-      timed(lo.recalc(victim(3))),
-      timed(lo.recalc(hangBook())),
-      timed(lo.recalc(victim(4))),
-    ]);
-    const victims = [runs[0]!, runs[2]!, runs[3]!, runs[5]!];
+    const nVictims = layout.filter((h) => !h).length;
+    const ks = Array.from({ length: nVictims }, (_, i) => i + 1);
+    await lo.recalc(victim(0)); // the profile
+    // the same victims alone: one batch, as with the hung files but without them
+    const alone = await Promise.all(ks.map((k) => timed(lo.recalc(victim(k)))));
+    const helpersBefore = lo.helpers;
+    let k = 0;
+    const runs = await Promise.all(layout.map((hung) => timed(lo.recalc(hung ? hangBook() : victim(++k)))));
+    const victims = runs.filter((_, i) => !layout[i]);
+    const hung = runs.filter((_, i) => layout[i]);
     console.info(
-      `[env-excel] two hung files in a batch: victims ${victims.map((v) => (v.ms / 1000).toFixed(1)).join("/")} s (two alone: ${(alone / 1000).toFixed(1)} s); hung ${(runs[1]!.ms / 1000).toFixed(1)}/${(runs[4]!.ms / 1000).toFixed(1)} s`,
+      `[env-excel] two hung files in a batch (${layout.map((h) => (h ? "H" : "v")).join("")}): victims ${victims.map((v) => (v.ms / 1000).toFixed(1)).join("/")} s vs ${alone.map((v) => (v.ms / 1000).toFixed(1)).join("/")} s alone; hung ${hung.map((h) => (h.ms / 1000).toFixed(1)).join("/")} s; ${lo.helpers - helpersBefore} helper(s)`,
     );
-    for (const v of victims) {
-      expect(v.ok).toBe(true);
-      // the outer ones within 2× alone; the middle ones wait for the two ends to stall, then for a new process: held
-      // about (their time alone + stallMs + one start), never to the hung files' limit
-      expect(v.ms).toBeLessThan(stallMs + 3 * alone + 3000);
-      expect(v.ms).toBeLessThan(timeoutMs);
-    }
-    expect(victims[0]!.ms).toBeLessThan(2 * alone);
-    expect(victims[3]!.ms).toBeLessThan(2 * alone);
-    for (const h of [runs[1]!, runs[4]!]) {
+    victims.forEach((v, i) => {
+      expect(v.ok, String((v as { e?: Error }).e)).toBe(true);
+      // LibreOffice's own re-save of the victim: its formula recalculated (A1 is 1 only in victim 1)
+      const values = new XlsxValues((v as { b: Buffer }).b);
+      const b8 = values.readCells(values.sheetNames[0]!, [{ minRow: 8, maxRow: 8, minCol: 2, maxCol: 2 }]);
+      expect([...b8.values()]).toEqual([{ kind: "int", value: i === 0 ? 43n : 42n }]);
+    });
+    for (const h of hung) {
       expect(h.ok).toBe(false);
-      expect(String((h as { e: Error }).e)).toMatch(/its workbook hung the recalculation/);
+      expect(h.ok ? undefined : h.e).toBeInstanceOf(OutputRecalcError);
+      expect(String((h as { e: Error }).e)).toMatch(
+        /LibreOffice could not recalculate the workbook: soffice timed out after 25000 ms on this workbook \(its workbook hung the recalculation\)/,
+      );
+      // cut at its own limit (plus the time it was paused for a helper's start), never re-run
       expect(h.ms).toBeLessThan(timeoutMs + 20_000);
     }
     expect(lo.running.size).toBe(0);
+    return { victims, alone, helpers: lo.helpers - helpersBefore };
+  }
+
+  it("two hung files hold neither end nor the files between them: every victim within 2× its time alone", async () => {
+    // [v1, hang, v2, v3, hang, v4]: each end reaches one hung file; the middle process takes v3 and v2
+    const { victims, alone } = await twoHung([false, true, false, false, true, false]);
+    victims.forEach((v, k) => {
+      expect(v.ms, `victim ${k + 1}: ${v.ms.toFixed(0)} ms vs ${alone[k]!.ms.toFixed(0)} ms alone`).toBeLessThan(
+        2 * alone[k]!.ms,
+      );
+    });
+  }, 300_000);
+
+  it("a file every process is held from goes to a helper at once, not back to the queue after stallMs", async () => {
+    // [v1, hang, v2, v3, v4, hang, v5, v6]: the middle process takes v4 and v3, then reaches the hung file the
+    // reverse one is on and stops; v2 is held from by all three: a helper converts it while the held ones pause
+    const stallMs = 5000;
+    const { victims, alone, helpers } = await twoHung([false, true, false, false, false, true, false, false], stallMs);
+    expect(helpers).toBe(1);
+    // every process is on a hung file once the last other victim is out: v2 waits about one start-up more (the
+    // suspicion time, then the helper's start), done before the stall would even send it back to the queue
+    const held = Math.max(...victims.filter((_, k) => k !== 1).map((v) => v.ms));
+    expect(victims[1]!.ms, `v2: ${victims[1]!.ms.toFixed(0)} ms; the others out by ${held.toFixed(0)} ms`).toBeLessThan(
+      held + stallMs,
+    );
+    for (const [k, v] of victims.entries()) if (k !== 1) expect(v.ms, `victim ${k + 1}`).toBeLessThan(2 * alone[k]!.ms);
   }, 300_000);
 });

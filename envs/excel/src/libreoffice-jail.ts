@@ -209,7 +209,7 @@ export function jailScript(spec: SofficeJailSpec): string {
     "set +e",
     // each output leaves the jail as soon as LibreOffice has renamed it into place (it writes a temp file first), so
     // the host sees the batch's progress file by file: a file that holds the batch is found without re-running it
-    ...(spec.names.length ? [`(while :; do ${copyOut(spec.names)}; sleep 0.2; done) &`] : []),
+    ...(spec.names.length ? [`(while :; do ${copyOut(spec.names)}; sleep 0.05; done) &`] : []),
     spec.makeTemplate ? `${run}; rc=$?; if [ "$rc" = 81 ]; then ${run}; rc=$?; fi` : `${run}; rc=$?`,
     // whatever LibreOffice left running (and the copier) dies before the last outputs are copied
     "kill -9 -1 2>/dev/null",

@@ -14,12 +14,12 @@
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, rmSync } from "node:fs";
-import { cp, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { InfraError } from "@benchmax/core";
-import { sealAsync } from "./compare-pool.js";
+import { readShared, sealAsync } from "./compare-pool.js";
 import {
   JAIL_SETUP_FAILED,
   jailCommand,
@@ -74,11 +74,23 @@ export interface LibreOfficeOptions {
    * process is killed with its whole tree and the file fails (for a model-written file: the model's failure).
    */
   timeoutMs?: number;
-  /** Batches at once (each of two files or more runs as two soffice processes, each in its own jail). */
+  /**
+   * Batches at once (each of two files or more runs as two soffice processes, three for a batch of three
+   * model-written files or more (`middle`); each in its own jail).
+   */
   concurrency?: number;
+  /**
+   * Whether a batch of three model-written files or more also runs a third process, from its middle outwards
+   * (default true): two files that hang LibreOffice then hold neither the files before them, after them, nor those
+   * around the middle, at the cost of one more LibreOffice start per such batch. Batches of gold files never do.
+   */
+  middle?: boolean;
   /**
    * How long every process of a batch may sit on one file before the batch's other files go back to the queue
    * (default 10 s): they are converted by the next batch while the slow file keeps its process, up to `timeoutMs`.
+   * Sooner, once per batch, a helper process takes them: when every process has sat on its file past 4× the mean
+   * time of a file (at least 300 ms, at most `stallMs`), the files none is on are converted by a helper started at
+   * once, while the held processes are paused until its first output (`runBatch`).
    */
   stallMs?: number;
   /** Most files converted by one soffice process (default 64). */
@@ -115,19 +127,41 @@ interface Conversion {
   since: number;
   ended: boolean;
   stopped: boolean;
+  /** When the process was paused (`performance.now()`), while it is. */
+  pausedAt?: number;
   /** Why the process failed (the file's doing when it fails alone), or undefined. */
   failure?: string;
   /** The jail could not be built or soffice not started: never the file's doing. */
   setupError?: unknown;
   stop(): void;
+  /** Stop its processes (SIGSTOP to its group) until `resume`; the time paused is not counted as time on the file. */
+  pause(): void;
+  resume(): void;
   /** New outputs since the last poll, by batch index; advances `pos`. */
   poll(): Promise<Array<[number, Buffer]>>;
   finished: Promise<void>;
   cleanup(): Promise<void>;
 }
 
-/** How often a running batch's outputs are looked at (ms). */
-const POLL_MS = 200;
+/** `0 … n-1` from the middle outwards: m, m-1, m+1, m-2, m+2 … */
+function middleOut(n: number): number[] {
+  const m = Math.floor(n / 2);
+  const out = [m];
+  for (let d = 1; out.length < n; d++) {
+    if (m - d >= 0) out.push(m - d);
+    if (m + d < n) out.push(m + d);
+  }
+  return out;
+}
+
+/** How often a running batch's outputs are looked at (ms); the jail copies them out as often (libreoffice-jail.ts). */
+const POLL_MS = 50;
+
+/**
+ * The shortest time every process of a batch must sit on its file before a helper process is started for the files
+ * none of them is on (`runBatch`); longer when the batch's files take longer (4× their running mean time).
+ */
+const SUSPECT_FLOOR_MS = 300;
 
 const PREFIX = "benchmax-lo-";
 
@@ -169,11 +203,16 @@ export class LibreOfficeRecalc {
   private readonly soffice: string;
   private readonly timeoutMs: number;
   private readonly stallMs: number;
+  private readonly middle: boolean;
   private readonly batchSize: number;
   /** Batches whose slot was handed back while their stalled files still run, and how many may be. */
   private suspects = 0;
   /** A running estimate of a process's time to its first output (start-up and one file), ms. */
   private startupMs = 0;
+  /** A running estimate of the time one file takes once a process has started, ms (0: none converted yet). */
+  private fileMs = 0;
+  /** Helper processes started for held batches (for tests and benchmarks). */
+  helpers = 0;
   private readonly maxSuspects: number;
   private readonly windowMs: number;
   private readonly memoryMb: number;
@@ -194,6 +233,7 @@ export class LibreOfficeRecalc {
     this.soffice = bin;
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.stallMs = Math.max(POLL_MS, options.stallMs ?? 10_000);
+    this.middle = options.middle ?? true;
     this.batchSize = Math.max(1, options.batchSize ?? 64);
     this.windowMs = Math.max(0, options.batchWindowMs ?? 20);
     this.memoryMb = options.memoryMb ?? 2048;
@@ -268,11 +308,18 @@ export class LibreOfficeRecalc {
 
   /**
    * Convert a batch: one soffice process converts it in order and, for two files or more, a second converts it in
-   * reverse, so a file that hangs holds neither side's files (each is taken from whichever side reaches it first).
+   * reverse, so a file that hangs holds neither side's files (each is taken from whichever side reaches it first);
+   * for three model-written files or more (`middle`), a third converts it from the middle outwards, so a second hung
+   * file does not hold the files between the two.
    * Outputs arrive file by file (the jail copies each out once LibreOffice has written it), so each process's current
    * file is known: the first in its order without an output.
-   * - A file current for `timeoutMs` (the first: from the process's start) is cut: its process is killed and the file
-   *   fails (the model's failure for an output), without re-running the batch.
+   * - A file current for `timeoutMs` of running time (the first: from the process's start) is cut: its process is
+   *   killed and the file fails (the model's failure for an output), without re-running the batch.
+   * - When every running process has sat on its file past the suspicion time (4× the mean time of a file, at least
+   *   SUSPECT_FLOOR_MS, at most `stallMs`) while files wait that none is on, a helper process is started for those
+   *   files (once per batch), and the held processes are paused (SIGSTOP) until the helper's first output, so their
+   *   CPU does not slow its start; their paused time does not count against their files' limits. Two hung files
+   *   then hold neither the files before, after nor between them: the files between wait about one start-up more.
    * - When every running process has been on its file for `stallMs`, the files no process is on go back to the
    *   queue, first in line; the stalled files keep their processes until done or cut ("suspects"), and the batch's
    *   slot is handed back (at most `concurrency` suspect runs at once beyond the slots).
@@ -286,38 +333,49 @@ export class LibreOfficeRecalc {
     };
     const forward = batch.map((_, i) => i);
     const orders = batch.length > 1 ? [forward, [...forward].reverse()] : [forward];
+    if (this.middle && batch.length > 2 && batch[0]!.kind === "output") orders.push(middleOut(batch.length));
     const procs = orders.map((order) => this.startConversion(batch, order));
     // once a process has exited: its last outputs are taken and its scratch folder removed
-    const drained = procs.map((p) =>
+    const drain = (p: Conversion) =>
       p.finished.then(async () => {
         for (const [i, out] of await p.poll()) settle(i, (q) => q.resolve(out));
         await p.cleanup();
-      }),
-    );
+      });
+    const drained = procs.map(drain);
     let setupError: unknown;
     let detached = false;
     let done = false;
+    let helper: Conversion | undefined;
+    let held: Conversion[] = [];
+    const unhold = () => {
+      for (const p of held) p.resume();
+      held = [];
+    };
+    // time on the current file, the time paused left out
+    const onFile = (p: Conversion, now: number) => (p.pausedAt ?? now) - p.since;
     const tick = async () => {
       const now = performance.now();
       for (const p of procs) {
         for (const [i, out] of await p.poll()) settle(i, (q) => q.resolve(out));
       }
       if (done) return;
+      // the helper has started converting (or is gone): the held processes go on
+      if (held.length && helper && (helper.pos > 0 || helper.ended)) unhold();
       const running = procs.filter((p) => !p.ended);
       if (left.size === 0) {
         for (const p of running) p.stop();
         return;
       }
-      // a process whose remaining files are all converted (by the other side) has nothing left to do
+      // a process whose remaining files are all converted (by another) has nothing left to do
       for (const p of running) if (!p.order.slice(p.pos).some((i) => left.has(i))) p.stop();
+      // two processes on the same file: one is enough (the one that got there first)
+      for (const a of running)
+        for (const b of running)
+          if (a !== b && !a.stopped && !b.stopped && a.current !== undefined && a.current === b.current)
+            (a.since <= b.since ? b : a).stop();
       const live = running.filter((p) => !p.stopped);
-      // both sides on the same file: one is enough
-      if (live.length === 2 && live[0]!.current === live[1]!.current) {
-        const [a, b] = live;
-        (a!.since <= b!.since ? b! : a!).stop();
-      }
       for (const p of live) {
-        if (p.stopped || now - p.since < this.timeoutMs) continue;
+        if (p.stopped || onFile(p, now) < this.timeoutMs) continue;
         const i = p.current;
         p.stop();
         // the file fails once its process is gone (nothing of it outlives the answer)
@@ -329,9 +387,23 @@ export class LibreOfficeRecalc {
       }
       const onIt = new Set(live.filter((p) => !p.stopped && p.current !== undefined).map((p) => p.current!));
       const stalled = live.filter((p) => !p.stopped);
-      // a process still on its first file is also starting: it stalls only past the usual start-up on top
-      const stall = (p: Conversion) => this.stallMs + (p.pos === 0 ? 2 * (this.startupMs || this.stallMs) : 0);
-      if (stalled.length && stalled.every((p) => now - p.since >= stall(p))) {
+      // a process still on its first file is also starting: it is held only past the usual start-up on top
+      const starting = (p: Conversion) => (p.pos === 0 ? 2 * (this.startupMs || this.stallMs) : 0);
+      const stall = (p: Conversion) => this.stallMs + starting(p);
+      const suspect = (p: Conversion) =>
+        Math.min(this.stallMs, Math.max(SUSPECT_FLOOR_MS, 4 * this.fileMs)) + starting(p);
+      const waiting = [...left].filter((i) => !onIt.has(i));
+      if (!helper && waiting.length && stalled.length && stalled.every((p) => onFile(p, now) >= suspect(p))) {
+        // every process is held on a file while others wait: a helper takes those, the held ones pause meanwhile
+        helper = this.startConversion(batch, waiting);
+        this.helpers++;
+        procs.push(helper);
+        drained.push(drain(helper));
+        held = stalled;
+        for (const p of held) p.pause();
+        return;
+      }
+      if (stalled.length && stalled.every((p) => onFile(p, now) >= stall(p))) {
         const back: Pending[] = [];
         for (const i of [...left]) if (!onIt.has(i)) settle(i, (q) => back.push(q));
         this.requeue(back);
@@ -349,7 +421,12 @@ export class LibreOfficeRecalc {
       ticking = ticking.then(tick).catch(() => {});
     }, POLL_MS);
     try {
-      const ends = await Promise.allSettled(drained);
+      // every process, a helper started meanwhile included
+      let ends: PromiseSettledResult<void>[] = [];
+      for (let n = -1; n !== drained.length; ) {
+        n = drained.length;
+        ends = await Promise.allSettled(drained);
+      }
       clearInterval(timer);
       await ticking;
       await tick();
@@ -375,6 +452,7 @@ export class LibreOfficeRecalc {
       for (const i of rest) settle(i, (q) => q.reject(this.blame(q, new InfraError(why))));
     } finally {
       clearInterval(timer);
+      unhold();
       if (detached) this.suspects--;
       await Promise.all(procs.map((p) => p.cleanup()));
     }
@@ -429,6 +507,15 @@ export class LibreOfficeRecalc {
     const names = order.map(() => `${randomBytes(16).toString("hex")}.xlsx`);
     const abort = new AbortController();
     const seen = new Set<number>();
+    /** The process-group leader of the running jail. */
+    let pid: number | undefined;
+    const signal = (sig: NodeJS.Signals) => {
+      try {
+        if (pid !== undefined) process.kill(-pid, sig);
+      } catch {
+        // gone already
+      }
+    };
     const c: Conversion = {
       order,
       pos: 0,
@@ -442,6 +529,18 @@ export class LibreOfficeRecalc {
         c.stopped = true;
         abort.abort();
       },
+      pause() {
+        if (c.pausedAt !== undefined || c.ended) return;
+        c.pausedAt = performance.now();
+        signal("SIGSTOP");
+      },
+      resume() {
+        if (c.pausedAt === undefined) return;
+        // a process killed while paused dies at once (SIGKILL ends a stopped process); one still there goes on
+        signal("SIGCONT");
+        c.since += performance.now() - c.pausedAt;
+        c.pausedAt = undefined;
+      },
       poll: async () => {
         let listed: string[];
         try {
@@ -454,7 +553,8 @@ export class LibreOfficeRecalc {
         for (let k = 0; k < names.length; k++) {
           const i = order[k]!;
           if (seen.has(i) || !have.has(names[k]!)) continue;
-          const b = await readFile(join(dir, "out", names[k]!)).catch(() => undefined);
+          // read on the thread pool into shared memory: the compare worker takes it as is, no copy on the event loop
+          const b = await readShared(join(dir, "out", names[k]!)).catch(() => undefined);
           if (!b) continue;
           seen.add(i);
           got.push([i, b]);
@@ -466,6 +566,11 @@ export class LibreOfficeRecalc {
           // how long a process takes to its first output: start-up is not a stall
           if (before === 0)
             this.startupMs = this.startupMs ? 0.8 * this.startupMs + 0.2 * (now - c.since) : now - c.since;
+          else {
+            // the time a file takes once started: whether a process sits on one far longer than the batch's others
+            const per = (now - c.since) / (c.pos - before);
+            this.fileMs = this.fileMs ? 0.8 * this.fileMs + 0.2 * per : per;
+          }
           c.since = now;
         }
         return got;
@@ -495,7 +600,6 @@ export class LibreOfficeRecalc {
           : this.unjailedCommand(dir, names, join(dir, "profile"));
         this.processes++;
         c.since = performance.now();
-        let pid: number | undefined;
         let run: Awaited<ReturnType<typeof runGroup>>;
         try {
           // a backstop only: each file's own limit is kept by runBatch
@@ -512,6 +616,7 @@ export class LibreOfficeRecalc {
           throw new InfraError(`soffice failed to start: ${(e as Error).message}`);
         } finally {
           if (pid !== undefined) this.running.delete(pid);
+          pid = undefined; // a pid the kernel may reuse: never signalled again
         }
         if (c.stopped) return;
         if (this.jailed && run.code === JAIL_SETUP_FAILED)

@@ -16,7 +16,14 @@ import {
   Workspace,
 } from "@benchmax/core";
 import type { CellMismatch, CompareResult } from "./compare.js";
-import { compareAsync, readShared, type WorkerBudget, WorkerTimeoutError, workerBudget } from "./compare-pool.js";
+import {
+  compareAsync,
+  hasFormulasAsync,
+  readShared,
+  type WorkerBudget,
+  WorkerTimeoutError,
+  workerBudget,
+} from "./compare-pool.js";
 import type { ExcelTask } from "./dataset.js";
 import { findSoffice, type LibreOfficeRecalc, OutputRecalcError } from "./libreoffice.js";
 import {
@@ -29,8 +36,7 @@ import {
   type ToolConfig,
   workbookBytes,
 } from "./tools.js";
-import { loadWorkbook, saveWorkbook, type Workbook, WorkbookError } from "./workbook.js";
-import { XlsxValues } from "./xlsx-values.js";
+import { saveWorkbook, type Workbook, WorkbookError } from "./workbook.js";
 
 export interface CaseOutcome {
   case: number;
@@ -268,15 +274,6 @@ export async function scoreRollout(
   return { rewards: { pass: passed === cases.length ? 1 : 0, soft: cases.length ? passed / cases.length : 0 }, cases };
 }
 
-/** A file without formulas reads the same after recalculation: skip the round trip (unreadable → let the compare fail it). */
-function needsRecalc(buf: Buffer): boolean {
-  try {
-    return new XlsxValues(buf).hasFormulas();
-  } catch {
-    return true;
-  }
-}
-
 /** `benchmax score excel cases.jsonl`: one `{id, task, outputFile, goldFile}` line. */
 export async function scoreOneCase(c: ScoreCase, ctx: ScoreContext, scorer: Scorer): Promise<ScoreResult> {
   const task = c.task as Record<string, unknown> | undefined;
@@ -292,18 +289,26 @@ export async function scoreOneCase(c: ScoreCase, ctx: ScoreContext, scorer: Scor
   const gold = await readGold(goldPath);
   const outPath = abs(c.outputFile);
   let output: Buffer | undefined;
-  let message = "";
   const recalc = ctx.options.recalc !== false && ctx.options.recalc !== "false" && scorer.mode !== "none";
   if (existsSync(outPath)) {
     output = await readShared(outPath);
-    if (recalc && scorer.mode === "libreoffice" && needsRecalc(output)) {
-      try {
-        output = await finalBytes(await loadWorkbook(output, "output file"), scorer);
-      } catch (e) {
-        if (e instanceof OutputRecalcError)
-          return { reward: 0, rewards: { pass: 0, soft: 0 }, metadata: { message: e.message, mismatches: [] } };
-        if (!(e instanceof WorkbookError)) throw e;
-        message = e.message; // unreadable: the compare below fails it, as openpyxl would
+    // the model's file is checked on a worker and goes to LibreOffice as it is (as the rollout's own file does): no
+    // parse or copy of its bytes on the event loop
+    if (recalc && scorer.mode === "libreoffice") {
+      const why = await modelFileProblem(output);
+      // refused (not an xlsx, past the caps): the model's failure, as for a rollout's own file
+      if (why) {
+        const msg = `scored 0: the output file cannot be opened: ${why}`;
+        return { reward: 0, rewards: { pass: 0, soft: 0 }, metadata: { message: msg, mismatches: [] } };
+      }
+      if (await hasFormulasAsync(output)) {
+        try {
+          output = await finalBytes(output, scorer);
+        } catch (e) {
+          if (e instanceof OutputRecalcError)
+            return { reward: 0, rewards: { pass: 0, soft: 0 }, metadata: { message: e.message, mismatches: [] } };
+          throw e;
+        }
       }
     }
   }
@@ -313,6 +318,6 @@ export async function scoreOneCase(c: ScoreCase, ctx: ScoreContext, scorer: Scor
   return {
     reward: pass,
     rewards: { pass, soft: pass },
-    metadata: { message: r.message || message, mismatches: r.mismatches },
+    metadata: { message: r.message, mismatches: r.mismatches },
   };
 }

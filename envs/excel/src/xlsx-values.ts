@@ -248,6 +248,15 @@ export type SheetCells = Map<number, PyValue>;
 export const cellKey = (row: number, col: number) => row * 32768 + col;
 
 /** One xlsx file opened for reading cached values. */
+/** Whether any worksheet of the file holds a formula; true when the file cannot be read (let the compare fail it). */
+export function hasFormulas(buf: Buffer): boolean {
+  try {
+    return new XlsxValues(buf).hasFormulas();
+  } catch {
+    return true;
+  }
+}
+
 export class XlsxValues {
   readonly sheetNames: string[];
   readonly epoch1904: boolean;
