@@ -16,6 +16,7 @@ export default benchmaxVitest({
     "src/run-python.test.ts", // run_python: python3 in the jail
     "src/sandbox/isolation.test.ts", // jailed interpreter processes: escapes, limits, kills
     "src/sandbox/jail.test.ts", // the jail itself
+    "src/sandbox/jail-start-delay.test.ts", // cold and warm jail starts: the event loop's longest turn
     "src/sandbox/live-interpreter.test.ts", // long-lived jailed interpreter processes, killed and replaced
   ],
 });

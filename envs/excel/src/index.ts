@@ -22,6 +22,7 @@ import { type CaseOutcome, type Scorer, scoreOneCase, scoreRollout } from "./rew
 import { preloadRunCode } from "./run-code.js";
 import { pythonAvailable } from "./run-python.js";
 import { releaseInterpreters } from "./sandbox/interpreters.js";
+import { jailReady } from "./sandbox/jail.js";
 import { excelStateView } from "./state-view.js";
 import {
   DEFAULT_TOOL_FAMILIES,
@@ -170,6 +171,8 @@ export function resolveOptions(options: EnvOptions = {}): Required<Pick<ExcelEnv
 export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
   const opts = resolveOptions(options);
   const families = parseToolFamilies(opts.tools);
+  // the jail's probe starts now, off the event loop: a rollout's first code call (or LibreOffice start) finds it done
+  if (families.includes("js") || families.includes("python") || opts.recalc === "libreoffice") void jailReady();
   const cfg: ToolConfig = {
     recalc: opts.recalc,
     families,

@@ -35,7 +35,7 @@ import {
   type LifeOptions,
   preloadInterpreter,
 } from "./sandbox/interpreters.js";
-import { boxCopy, boxFile, jailAvailable } from "./sandbox/jail.js";
+import { boxCopy, boxFile, jailAvailable, jailReady } from "./sandbox/jail.js";
 import { JailGone } from "./sandbox/live-jail.js";
 import { NODE_RUNNER } from "./sandbox/node-runner.js";
 import { type CapturedRun, spawnCaptured } from "./sandbox/spawn-captured.js";
@@ -164,7 +164,8 @@ export async function runCode(
     diskMb: options.maxDiskMb ?? 64,
     maxOut: options.maxOutputChars ?? 8000,
   };
-  if (options.jail !== false && jailAvailable().ok) return runLive(wbPath, workspaceDir, code, lim, options);
+  // the jail's probe (once per process) runs off the event loop
+  if (options.jail !== false && (await jailReady()).ok) return runLive(wbPath, workspaceDir, code, lim, options);
   const codePath = join(workspaceDir, ".code.js");
   writeFileSync(codePath, code);
   try {
@@ -213,7 +214,11 @@ export function preloadRunCode(
   workspaceDir: string,
   options: RunCodeOptions = {},
 ): Promise<number | undefined> {
-  if (options.jail === false || options.fresh || !jailAvailable().ok) return Promise.resolve(undefined);
+  if (options.jail === false || options.fresh) return Promise.resolve(undefined);
+  return jailReady().then((j) => (j.ok ? preloadRun(wbPath, workspaceDir, options) : undefined));
+}
+
+function preloadRun(wbPath: string, workspaceDir: string, options: RunCodeOptions): Promise<number | undefined> {
   return preloadInterpreter(
     Object.assign({}, options, {
       spec: nodeSpec(options),

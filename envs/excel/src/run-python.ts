@@ -22,9 +22,10 @@ import { spawnSync } from "node:child_process";
 import { dirname } from "node:path";
 import { ToolError } from "@benchmax/core";
 import { type ExecReply, execInInterpreter, type InterpreterSpec, type LifeOptions } from "./sandbox/interpreters.js";
-import { boxFile, jailAvailable } from "./sandbox/jail.js";
+import { boxFile, jailAvailable, jailReady } from "./sandbox/jail.js";
 import { JailGone } from "./sandbox/live-jail.js";
 import { PY_RUNNER } from "./sandbox/py-runner.js";
+import { spawnCaptured } from "./sandbox/spawn-captured.js";
 import { prestartSpawner } from "./sandbox/spawner.js";
 
 export interface RunPythonOptions extends LifeOptions {
@@ -50,45 +51,106 @@ interface PythonInfo {
   path: string[];
 }
 
-let info: { ok: true; python: PythonInfo } | { ok: false; reason: string } | undefined;
+type Probed = { ok: true; python: PythonInfo } | { ok: false; reason: string };
+
+/** Probe results per interpreter asked for ("" = the default candidates). */
+const probed = new Map<string, Probed>();
+const probingAsync = new Map<string, Promise<Probed>>();
 
 const PROBE = `import sys, os, json, openpyxl, et_xmlfile
 print(json.dumps({"exe": os.path.realpath(sys.executable), "stdlib": [p for p in sys.path if p and os.path.isdir(p) and "-packages" not in p],
   "pkgs": [os.path.dirname(openpyxl.__file__), os.path.dirname(et_xmlfile.__file__)], "version": openpyxl.__version__}))`;
 
-/** Whether run_python can run here, and why not. */
+const PROBE_TIMEOUT_MS = 15_000;
+
+/**
+ * Whether run_python can run here, and why not. The first call for an interpreter runs it (a few hundred ms of
+ * Python importing openpyxl) waited for on this thread: the env does it once, when it is created; a hot path awaits
+ * `pythonReady` instead.
+ */
 export function pythonAvailable(python?: string): { ok: boolean; reason: string } {
-  const r = probe(python);
+  return described(probe(python));
+}
+
+/** `pythonAvailable` without holding the event loop (the probes run as child processes, awaited). */
+export async function pythonReady(python?: string): Promise<{ ok: boolean; reason: string }> {
+  return described(await probeAsync(python));
+}
+
+function described(r: Probed): { ok: boolean; reason: string } {
   return r.ok ? { ok: true, reason: `${r.python.exe} with openpyxl, in the jail` } : r;
 }
 
-function probe(python?: string): { ok: true; python: PythonInfo } | { ok: false; reason: string } {
-  if (info && !python) return info;
+const candidates = (python?: string) => (python ? [python] : ["/usr/bin/python3", "python3"]);
+
+/** One candidate's probe run, read: its interpreter's folders, or why it cannot serve. */
+function readProbe(
+  cand: string,
+  r: { status: number | null; stdout: string; stderr: string; error?: string },
+): PythonInfo | string {
+  if (r.status !== 0) return `${cand} cannot import openpyxl (${(r.stderr || r.error || "").trim().split("\n").pop()})`;
+  let p: { exe: string; stdlib: string[]; pkgs: string[] };
+  try {
+    p = JSON.parse(r.stdout);
+  } catch {
+    return `${cand} printed no readable probe answer (${r.stdout.trim().slice(0, 200) || "nothing"})`;
+  }
+  // the stdlib folders (never a folder as broad as /usr/lib) and the two package folders
+  const stdlib = p.stdlib.filter((d) => /python3?\.?\d*/.test(d.split("/").pop() ?? "") || d.endsWith("lib-dynload"));
+  return { exe: p.exe, binds: [p.exe, ...stdlib, ...p.pkgs], path: [...new Set(p.pkgs.map((d) => dirname(d)))] };
+}
+
+function settle(key: string, found: PythonInfo | undefined, failures: string[]): Probed {
+  const out: Probed = found ? { ok: true, python: found } : { ok: false, reason: failures.join("; ") };
+  if (out.ok) prestartSpawner(); // jails fork from it: start it while this process is small
+  if (!probed.has(key)) probed.set(key, out);
+  return probed.get(key)!;
+}
+
+function probe(python?: string): Probed {
+  const key = python ?? "";
+  const known = probed.get(key);
+  if (known) return known;
   const jail = jailAvailable();
   if (!jail.ok) return { ok: false, reason: `run_python needs the sandbox jail: ${jail.reason}` };
   const failures: string[] = [];
-  let found: { ok: true; python: PythonInfo } | undefined;
-  for (const cand of python ? [python] : ["/usr/bin/python3", "python3"]) {
-    const r = spawnSync(cand, ["-I", "-c", PROBE], { encoding: "utf8", timeout: 15_000 });
-    if (r.status !== 0) {
-      failures.push(
-        `${cand} cannot import openpyxl (${(r.stderr || r.error?.message || "").trim().split("\n").pop()})`,
-      );
-      continue;
-    }
-    const p = JSON.parse(r.stdout) as { exe: string; stdlib: string[]; pkgs: string[] };
-    // the stdlib folders (never a folder as broad as /usr/lib) and the two package folders
-    const stdlib = p.stdlib.filter((d) => /python3?\.?\d*/.test(d.split("/").pop() ?? "") || d.endsWith("lib-dynload"));
-    found = {
-      ok: true,
-      python: { exe: p.exe, binds: [p.exe, ...stdlib, ...p.pkgs], path: [...new Set(p.pkgs.map((d) => dirname(d)))] },
-    };
-    break;
+  for (const cand of candidates(python)) {
+    const r = spawnSync(cand, ["-I", "-c", PROBE], { encoding: "utf8", timeout: PROBE_TIMEOUT_MS });
+    const got = readProbe(cand, { status: r.status, stdout: r.stdout, stderr: r.stderr, error: r.error?.message });
+    if (typeof got !== "string") return settle(key, got, failures);
+    failures.push(got);
   }
-  const out = found ?? { ok: false as const, reason: failures.join("; ") };
-  if (out.ok) prestartSpawner(); // jails fork from it: start it while this process is small
-  if (!python) info = out;
-  return out;
+  return settle(key, undefined, failures);
+}
+
+function probeAsync(python?: string): Promise<Probed> {
+  const key = python ?? "";
+  const known = probed.get(key);
+  if (known) return Promise.resolve(known);
+  let p = probingAsync.get(key);
+  if (!p) {
+    p = (async (): Promise<Probed> => {
+      const jail = await jailReady();
+      if (!jail.ok) return { ok: false, reason: `run_python needs the sandbox jail: ${jail.reason}` };
+      const failures: string[] = [];
+      for (const cand of candidates(python)) {
+        let got: PythonInfo | string;
+        try {
+          // forked by the jail helper (spawner.ts), with this process's PATH (a bare `python3` is looked up in it)
+          const r = await spawnCaptured([cand, "-I", "-c", PROBE], process.env, PROBE_TIMEOUT_MS, 1 << 20);
+          got = readProbe(cand, { ...r, error: r.timedOut ? `timed out after ${PROBE_TIMEOUT_MS} ms` : undefined });
+        } catch (e) {
+          got = `${cand} cannot import openpyxl (${(e as Error).message})`;
+        }
+        if (typeof got !== "string") return settle(key, got, failures);
+        failures.push(got);
+      }
+      return settle(key, undefined, failures);
+    })();
+    probingAsync.set(key, p);
+    void p.finally(() => probingAsync.delete(key)).catch(() => {});
+  }
+  return p;
 }
 
 /** The interpreter spec for these options (identical options share one warm pool). */
@@ -143,6 +205,8 @@ export async function runPython(
   const memMb = options.maxMemoryMb ?? 1024;
   const diskMb = options.maxDiskMb ?? 64;
   const maxOut = options.maxOutputChars ?? 8000;
+  // the probe (once per process and interpreter) runs off the event loop; the spec then reads its answer
+  await pythonReady(options.python);
   const spec = pythonSpec(options);
   let r: ExecReply;
   try {

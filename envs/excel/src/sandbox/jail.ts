@@ -43,7 +43,8 @@ import {
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { LIB_DIRS, q, RootPlan } from "./bind-lines.js";
-import { JailCgroup } from "./cgroup.js";
+import { cgroupSupport, cpuCgroupSupport, JailCgroup } from "./cgroup.js";
+import { spawnCaptured } from "./spawn-captured.js";
 import { type JailProcess, spawnJailProcess } from "./spawner.js";
 
 export interface JailSpec {
@@ -243,63 +244,121 @@ function privDrop(): string[] {
 }
 
 let available: { ok: boolean; reason: string } | undefined;
+let probing: Promise<{ ok: boolean; reason: string }> | undefined;
 let ipcNs = false;
 let ipcSysctl = false;
 let pageSize = 4096;
 
-/** Whether the jail can be built on this machine (and why not). */
+/** What a probe run of the jail's namespaces gave: its exit status and output. */
+interface ProbeRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+  error?: string;
+}
+
+/** Why the jail cannot be built here, before any probe runs (undefined: probe it). */
+function missing(): string | undefined {
+  if (process.platform !== "linux") return "the jail needs Linux namespaces";
+  if (!existsSync("/usr/bin/setpriv")) return "setpriv (util-linux) is missing";
+  if (!existsSync("/bin/bash")) return "bash is missing";
+  return undefined;
+}
+
+/** The probe's command line: `flags`' namespaces, a tmpfs mount on the jail's mount point, the tools it needs. */
+function probeArgv(flags: string): string[] {
+  return [
+    ...privDrop(),
+    "unshare",
+    flags,
+    "--fork",
+    "--kill-child",
+    ...BASH,
+    [
+      `mount -t tmpfs -o size=1m probe ${q(mountPoint())} && command -v prlimit chroot env >/dev/null && {`,
+      // only inside a new IPC namespace: whether its owner may set its limits (the jail's script does)
+      flags.includes("i") ? "if { echo 16 > /proc/sys/kernel/msgmni; } 2>/dev/null; then echo ipc-sysctl; fi;" : "",
+      "getconf PAGESIZE 2>/dev/null || :; }",
+    ].join(" "),
+  ];
+}
+
+const PROBE_ENV = { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" };
+const PROBE_TIMEOUT_MS = 5000;
+
+/** The verdict from the probe with an IPC namespace and (when that failed) the one without. */
+function verdict(withIpc: ProbeRun, withoutIpc: ProbeRun | undefined): { ok: boolean; reason: string } {
+  ipcNs = withIpc.status === 0;
+  const r = ipcNs ? withIpc : (withoutIpc ?? withIpc);
+  if (r.status === 0) {
+    ipcSysctl = ipcNs && r.stdout.includes("ipc-sysctl");
+    pageSize = Number(/^(\d+)$/m.exec(r.stdout)?.[1]) || 4096;
+  }
+  const lastLine = (x: ProbeRun) => (x.stderr || x.error || `exit ${x.status}`).trim().split("\n").pop();
+  return r.status === 0
+    ? {
+        ok: true,
+        reason: ipcNs
+          ? `user, mount, network, PID and IPC namespaces${ipcSysctl ? "" : " (the IPC limits could not be set: the memory cap bounds shared memory only where a cgroup does)"}`
+          : `user, mount, network and PID namespaces; NO IPC namespace (unshare -i failed: ${lastLine(withIpc)})`,
+      }
+    : { ok: false, reason: `unshare -rmnp with a tmpfs mount failed here (${lastLine(r)})` };
+}
+
+/**
+ * Whether the jail can be built on this machine (and why not). The first call probes it with two short runs of
+ * `unshare` waited for on this thread (tens of ms, more on a loaded machine): code on a hot path awaits
+ * `jailReady()` instead, which probes without holding the event loop; either one's answer serves both.
+ */
 export function jailAvailable(): { ok: boolean; reason: string } {
   if (!available) {
-    if (process.platform !== "linux") available = { ok: false, reason: "the jail needs Linux namespaces" };
-    else if (!existsSync("/usr/bin/setpriv")) available = { ok: false, reason: "setpriv (util-linux) is missing" };
-    else if (!existsSync("/bin/bash")) available = { ok: false, reason: "bash is missing" };
+    const why = missing();
+    if (why) available = { ok: false, reason: why };
     else {
-      const dir = mountPoint();
-      const probe = (flags: string) =>
-        spawnSync(
-          privDrop()[0]!,
-          [
-            ...privDrop().slice(1),
-            "unshare",
-            flags,
-            "--fork",
-            "--kill-child",
-            ...BASH,
-            [
-              `mount -t tmpfs -o size=1m probe ${q(dir)} && command -v prlimit chroot env >/dev/null && {`,
-              // only inside a new IPC namespace: whether its owner may set its limits (the jail's script does)
-              flags.includes("i")
-                ? "if { echo 16 > /proc/sys/kernel/msgmni; } 2>/dev/null; then echo ipc-sysctl; fi;"
-                : "",
-              "getconf PAGESIZE 2>/dev/null || :; }",
-            ].join(" "),
-          ],
-          { encoding: "utf8", timeout: 5000, env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" } },
-        );
-      let r = probe("-rmnpi");
-      ipcNs = r.status === 0;
-      const withIpc = r;
-      if (!ipcNs) r = probe("-rmnp");
-      if (r.status === 0) {
-        ipcSysctl = ipcNs && r.stdout.includes("ipc-sysctl");
-        pageSize = Number(/^(\d+)$/m.exec(r.stdout)?.[1]) || 4096;
-      }
-      const lastLine = (x: typeof r) => (x.stderr || x.error?.message || `exit ${x.status}`).trim().split("\n").pop();
-      available =
-        r.status === 0
-          ? {
-              ok: true,
-              reason: ipcNs
-                ? `user, mount, network, PID and IPC namespaces${ipcSysctl ? "" : " (the IPC limits could not be set: the memory cap bounds shared memory only where a cgroup does)"}`
-                : `user, mount, network and PID namespaces; NO IPC namespace (unshare -i failed: ${lastLine(withIpc)})`,
-            }
-          : {
-              ok: false,
-              reason: `unshare -rmnp with a tmpfs mount failed here (${lastLine(r)})`,
-            };
+      const run = (flags: string): ProbeRun => {
+        const argv = probeArgv(flags);
+        const r = spawnSync(argv[0]!, argv.slice(1), { encoding: "utf8", timeout: PROBE_TIMEOUT_MS, env: PROBE_ENV });
+        return { status: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "", error: r.error?.message };
+      };
+      const withIpc = run("-rmnpi");
+      available = verdict(withIpc, withIpc.status === 0 ? undefined : run("-rmnp"));
     }
   }
   return available;
+}
+
+/**
+ * `jailAvailable()` without holding the event loop: the probes run as child processes forked by the jail helper
+ * (spawner.ts) and are awaited, and the cgroup support is looked up on a later turn. One probe per process (later
+ * calls share it); an env that offers a code tool starts it when it is created, so a rollout's first call finds the
+ * answer ready.
+ */
+export function jailReady(): Promise<{ ok: boolean; reason: string }> {
+  if (available) return Promise.resolve(available);
+  probing ??= (async () => {
+    const why = missing();
+    if (why) return (available ??= { ok: false, reason: why });
+    const run = async (flags: string): Promise<ProbeRun> => {
+      try {
+        const r = await spawnCaptured(probeArgv(flags), PROBE_ENV, PROBE_TIMEOUT_MS, 64 * 1024);
+        return { ...r, status: r.timedOut ? null : r.status, error: r.timedOut ? "timed out" : undefined };
+      } catch (e) {
+        return { status: null, stdout: "", stderr: "", error: (e as Error).message };
+      }
+    };
+    const withIpc = await run("-rmnpi");
+    const v = verdict(withIpc, withIpc.status === 0 ? undefined : await run("-rmnp"));
+    available ??= v;
+    if (available.ok) {
+      // the cgroup folders are found (and probed) once per process: a few ms of sync fs, on their own turns
+      await new Promise<void>((r) => setImmediate(r));
+      cgroupSupport();
+      await new Promise<void>((r) => setImmediate(r));
+      cpuCgroupSupport();
+    }
+    return available;
+  })();
+  return probing;
 }
 
 /**
