@@ -12,6 +12,7 @@
  * later process of the jail is born inside the groups. `BENCHMAX_JAIL_CGROUP=off` turns every group off.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { mkdir, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
 export type CgroupKind = "v2" | "v1";
@@ -161,53 +162,95 @@ export class JailCgroup {
   }
 
   /**
-   * Groups capped at `memoryMb` for all the jail's processes together and at `cpus` CPUs (a CFS quota); undefined
-   * where no cgroup is usable. `memoryMb` undefined: no memory group; `cpus` 0 or less: no CPU group.
+   * What making a jail's groups takes: the folders to make and the files to write (an optional one is skipped where
+   * the kernel has no such file). Undefined where no group is wanted or usable.
    */
-  static create(memoryMb: number | undefined, cpus = 0): JailCgroup | undefined {
-    const made: string[] = [];
+  private static plan(
+    memoryMb: number | undefined,
+    cpus: number,
+  ):
+    | { memory?: Base; cpu?: Base; dirs: string[]; writes: Array<{ file: string; value: string; optional?: boolean }> }
+    | undefined {
     const id = `j${++seq}`;
+    cgroupSupport();
+    cpuCgroupSupport();
+    const dirs: string[] = [];
     // one folder per hierarchy: on v2 memory and cpu share the jail's one folder (a process is in one v2 group)
     const group = (b: Base | null): Base | undefined => {
       if (!b) return undefined;
       const dir = join(b.dir, id);
-      if (!made.includes(dir)) {
-        mkdirSync(dir);
-        made.push(dir);
-      }
+      if (!dirs.includes(dir)) dirs.push(dir);
       return { kind: b.kind, dir };
     };
+    const memory = memoryMb === undefined ? undefined : group(memBase ?? null);
+    const cpu = cpus > 0 ? group(cpuBase ?? null) : undefined;
+    if (!memory && !cpu) return undefined;
+    const writes: Array<{ file: string; value: string; optional?: boolean }> = [];
+    if (memory && memoryMb !== undefined) {
+      const bytes = String(Math.floor(memoryMb * 1024 * 1024));
+      if (memory.kind === "v2") {
+        writes.push({ file: join(memory.dir, "memory.max"), value: bytes });
+        writes.push({ file: join(memory.dir, "memory.swap.max"), value: "0", optional: true });
+      } else {
+        writes.push({ file: join(memory.dir, "memory.limit_in_bytes"), value: bytes });
+        writes.push({ file: join(memory.dir, "memory.memsw.limit_in_bytes"), value: bytes, optional: true });
+      }
+    }
+    if (cpu) {
+      const quota = Math.max(1000, Math.round(cpus * CPU_PERIOD_US));
+      if (cpu.kind === "v2") writes.push({ file: join(cpu.dir, "cpu.max"), value: `${quota} ${CPU_PERIOD_US}` });
+      else {
+        writes.push({ file: join(cpu.dir, "cpu.cfs_period_us"), value: String(CPU_PERIOD_US) });
+        writes.push({ file: join(cpu.dir, "cpu.cfs_quota_us"), value: String(quota) });
+      }
+    }
+    return { memory, cpu, dirs, writes };
+  }
+
+  /**
+   * Groups capped at `memoryMb` for all the jail's processes together and at `cpus` CPUs (a CFS quota); undefined
+   * where no cgroup is usable. `memoryMb` undefined: no memory group; `cpus` 0 or less: no CPU group. Made on this
+   * thread: a `mkdir` in the cgroup filesystem waits for the kernel's cgroup lock, which another process joining a
+   * group holds over an RCU grace period (ms to tens of ms on a loaded machine); `createAsync` waits on the thread
+   * pool instead.
+   */
+  static create(memoryMb: number | undefined, cpus = 0): JailCgroup | undefined {
+    const made: string[] = [];
     try {
-      cgroupSupport();
-      cpuCgroupSupport();
-      const memory = memoryMb === undefined ? undefined : group(memBase ?? null);
-      const cpu = cpus > 0 ? group(cpuBase ?? null) : undefined;
-      if (memory && memoryMb !== undefined) {
-        const bytes = String(Math.floor(memoryMb * 1024 * 1024));
-        if (memory.kind === "v2") {
-          writeFileSync(join(memory.dir, "memory.max"), bytes);
-          if (existsSync(join(memory.dir, "memory.swap.max"))) writeFileSync(join(memory.dir, "memory.swap.max"), "0");
-        } else {
-          writeFileSync(join(memory.dir, "memory.limit_in_bytes"), bytes);
-          if (existsSync(join(memory.dir, "memory.memsw.limit_in_bytes")))
-            writeFileSync(join(memory.dir, "memory.memsw.limit_in_bytes"), bytes);
-        }
+      const p = JailCgroup.plan(memoryMb, cpus);
+      if (!p) return undefined;
+      for (const d of p.dirs) {
+        mkdirSync(d);
+        made.push(d);
       }
-      if (cpu) {
-        const quota = Math.max(1000, Math.round(cpus * CPU_PERIOD_US));
-        if (cpu.kind === "v2") writeFileSync(join(cpu.dir, "cpu.max"), `${quota} ${CPU_PERIOD_US}`);
-        else {
-          writeFileSync(join(cpu.dir, "cpu.cfs_period_us"), String(CPU_PERIOD_US));
-          writeFileSync(join(cpu.dir, "cpu.cfs_quota_us"), String(quota));
-        }
-      }
-      if (!memory && !cpu) return undefined;
-      return new JailCgroup(memory, cpu);
+      for (const w of p.writes) if (!w.optional || existsSync(w.file)) writeFileSync(w.file, w.value);
+      return new JailCgroup(p.memory, p.cpu);
     } catch {
       for (const d of made)
         try {
           rmdirSync(d);
         } catch {}
+      return undefined;
+    }
+  }
+
+  /** `create` with its folders made and its files written on the thread pool (never waiting on the event loop). */
+  static async createAsync(memoryMb: number | undefined, cpus = 0): Promise<JailCgroup | undefined> {
+    const made: string[] = [];
+    try {
+      const p = JailCgroup.plan(memoryMb, cpus);
+      if (!p) return undefined;
+      for (const d of p.dirs) {
+        await mkdir(d);
+        made.push(d);
+      }
+      for (const w of p.writes)
+        await writeFile(w.file, w.value).catch((e: NodeJS.ErrnoException) => {
+          if (!(w.optional && e.code === "ENOENT")) throw e;
+        });
+      return new JailCgroup(p.memory, p.cpu);
+    } catch {
+      await Promise.all(made.map((d) => rmdir(d).catch(() => {})));
       return undefined;
     }
   }
@@ -249,20 +292,20 @@ export class JailCgroup {
     }
   }
 
-  /** Remove the groups once their processes are gone (retried for a while: the kernel frees them asynchronously). */
+  /**
+   * Remove the groups once their processes are gone (retried for a while: the kernel frees them asynchronously), on
+   * the thread pool: an `rmdir` in the cgroup filesystem waits for the kernel's cgroup lock as a `mkdir` does.
+   */
   remove(tries = 50): void {
     const left = [this.memory?.dir, this.cpu?.dir].filter((d, i, a): d is string => !!d && a.indexOf(d) === i);
-    const again = (dirs: string[], n: number) => {
-      const still = dirs.filter((d) => {
-        try {
-          rmdirSync(d);
-          return false;
-        } catch (e) {
-          return (e as NodeJS.ErrnoException).code !== "ENOENT";
-        }
-      });
-      if (still.length && n > 0) setTimeout(() => again(still, n - 1), 100).unref();
+    const again = async (dirs: string[], n: number) => {
+      const still: string[] = [];
+      for (const d of dirs)
+        await rmdir(d).catch((e: NodeJS.ErrnoException) => {
+          if (e.code !== "ENOENT") still.push(d);
+        });
+      if (still.length && n > 0) setTimeout(() => void again(still, n - 1), 100).unref();
     };
-    again(left, tries);
+    void again(left, tries);
   }
 }

@@ -45,7 +45,7 @@ import { basename, join } from "node:path";
 import { LIB_DIRS, q, RootPlan } from "./bind-lines.js";
 import { cgroupSupport, cpuCgroupSupport, JailCgroup } from "./cgroup.js";
 import { spawnCaptured } from "./spawn-captured.js";
-import { type JailProcess, spawnJailProcess } from "./spawner.js";
+import { type JailProcess, spawnerReady, spawnJailProcess } from "./spawner.js";
 
 export interface JailSpec {
   /** Host paths (files or folders) bound read-only at the same path inside the jail. */
@@ -382,19 +382,36 @@ export function inGroups(cgroup: JailCgroup | undefined, argv: string[]): string
 /** A started jail: its host-side process (stdin/stdout/stderr pipes) and its memory and CPU groups, if any. */
 export interface SpawnedJail {
   child: JailProcess;
+  /** Set once the groups are made (before the jail's first process is spawned); undefined where there are none. */
   cgroup?: JailCgroup;
 }
 
 /**
  * Start `spec.argv` in a fresh jail; the caller talks to it over its stdio and kills `child` to end it.
  * `nice` > 0 starts every process of the jail at that lower priority (a warm pool's start, which nobody waits for).
+ * With the spawner helper, the jail's groups are made on the thread pool and the helper spawns the jail once they
+ * are (`cgroup` is set by then): nothing of a start waits on the event loop but the planning of its root.
  */
 export function spawnJail(spec: JailSpec, nice = 0): SpawnedJail {
-  const cgroup = JailCgroup.create(spec.memoryMb, spec.cpus ?? defaultJailCpus());
+  const cpus = spec.cpus ?? defaultJailCpus();
   const niced = nice > 0 && existsSync("/usr/bin/nice") ? ["/usr/bin/nice", "-n", String(Math.floor(nice)), "--"] : [];
-  const argv = inGroups(cgroup, [...niced, ...jailStartCommand(spec)]);
+  const command = [...niced, ...jailStartCommand(spec)];
+  const env = { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" };
   // from a small helper process (spawner.ts): a fork of the env process itself costs in proportion to its memory
-  const child = spawnJailProcess(argv, { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" });
+  if (spawnerReady()) {
+    const out = {} as SpawnedJail;
+    const argv = JailCgroup.createAsync(spec.memoryMb, cpus).then((cgroup) => {
+      if (cgroup) {
+        out.cgroup = cgroup;
+        out.child.once("exit", () => cgroup.remove());
+      }
+      return inGroups(cgroup, command);
+    });
+    out.child = spawnJailProcess(argv, env);
+    return out;
+  }
+  const cgroup = JailCgroup.create(spec.memoryMb, cpus);
+  const child = spawnJailProcess(inGroups(cgroup, command), env);
   if (cgroup) child.once("exit", () => cgroup.remove());
   return { child, cgroup };
 }

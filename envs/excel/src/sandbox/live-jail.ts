@@ -15,7 +15,7 @@ import { setPriority } from "node:os";
 import type { JailCgroup } from "./cgroup.js";
 import { encodeFrame, type Frame, type FrameError, FrameReader } from "./frames.js";
 import { childrenOf, quiesce, resume, Throttle } from "./freeze.js";
-import { defaultJailCpus, type JailSpec, spawnJail } from "./jail.js";
+import { defaultJailCpus, type JailSpec, type SpawnedJail, spawnJail } from "./jail.js";
 
 /** Why a live jail is gone: "timeout" (the caller's limit), "memory" (its cgroup hit the cap), or "died"/"protocol". */
 export class JailGone extends Error {
@@ -34,7 +34,7 @@ export class LiveJail {
   readonly ready: Promise<void>;
   readonly startedAt = performance.now();
   private readonly child;
-  private readonly cgroup?: JailCgroup;
+  private readonly spawned: SpawnedJail;
   private readonly reader: FrameReader;
   private pending?: { resolve: (f: Frame) => void; reject: (e: Error) => void; timer?: NodeJS.Timeout };
   private onReady?: { resolve: () => void; reject: (e: Error) => void };
@@ -52,9 +52,9 @@ export class LiveJail {
   busy = false;
 
   constructor(spec: JailSpec, maxHeadBytes: number, maxBodyBytes: number, nice = 0) {
-    const { child, cgroup } = spawnJail(spec, nice);
+    this.spawned = spawnJail(spec, nice);
+    const child = this.spawned.child;
     this.child = child;
-    this.cgroup = cgroup;
     this.cpus = spec.cpus ?? defaultJailCpus();
     this.reader = new FrameReader(maxHeadBytes, maxBodyBytes);
     this.ready = new Promise<void>((resolve, reject) => {
@@ -84,6 +84,11 @@ export class LiveJail {
           new JailGone("died", `the interpreter exited (${signal ?? `status ${code}`})${tail ? `: ${tail}` : ""}`),
         );
     });
+  }
+
+  /** The jail's memory and CPU groups (known once they are made, before its first process starts). */
+  private get cgroup(): JailCgroup | undefined {
+    return this.spawned.cgroup;
   }
 
   get alive(): boolean {

@@ -1,5 +1,5 @@
 import { once } from "node:events";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { runGroup } from "../libreoffice-jail.js";
 import { spawnCaptured } from "./spawn-captured.js";
@@ -61,6 +61,29 @@ describe.runIf(linux)("spawnJailProcess (the helper process that forks jails)", 
     const p = spawnJailProcess(["/nonexistent/program"], {});
     const e = await new Promise<Error>((r) => p.on("error", r));
     expect(e.message).toMatch(/ENOENT/);
+  });
+
+  it("a command line still being made: spawned once it resolves; killed before, never started; rejected, an error", async () => {
+    let give: (argv: string[]) => void = () => {};
+    const p = spawnJailProcess(new Promise<string[]>((r) => (give = r)), { PATH: "/usr/bin:/bin" });
+    const done = run(p);
+    expect(p.pid).toBeUndefined();
+    give(["/bin/echo", "later"]);
+    expect(await done).toMatchObject({ out: "later\n", code: 0 });
+
+    const marker = `/tmp/benchmax-spawner-test-${process.pid}-${Date.now()}`;
+    let giveKilled: (argv: string[]) => void = () => {};
+    const k = spawnJailProcess(new Promise<string[]>((r) => (giveKilled = r)), { PATH: "/usr/bin:/bin" });
+    const killed = run(k);
+    expect(k.kill("SIGKILL")).toBe(true);
+    giveKilled(["/usr/bin/touch", marker]);
+    expect(await killed).toMatchObject({ code: null, signal: "SIGKILL" });
+    expect(k.pid).toBeUndefined();
+    expect(existsSync(marker)).toBe(false);
+
+    const bad = spawnJailProcess(Promise.reject(new Error("no cgroup")), {});
+    const [e] = (await once(bad, "error")) as [Error];
+    expect(e.message).toMatch(/could not start: no cgroup/);
   });
 
   it("a helper that dies takes its jails' exits with it, and the next spawn starts a new helper", async () => {

@@ -112,6 +112,10 @@ class RemoteJail extends EventEmitter implements JailProcess {
   private openOut = 0;
   private exited = false;
   private refd = true;
+  /** Its command line is still being made: nothing was sent to the helper yet. */
+  pendingSpawn = false;
+  /** Killed before it was sent to the helper (with this signal): it is never spawned. */
+  cancelled: NodeJS.Signals | undefined;
 
   constructor(
     readonly id: number,
@@ -186,6 +190,10 @@ class RemoteJail extends EventEmitter implements JailProcess {
 
   kill(signal: NodeJS.Signals = "SIGTERM"): boolean {
     if (this.exited) return false;
+    if (this.pendingSpawn) {
+      this.cancelled = signal;
+      return true;
+    }
     if (helper === this.owner && this.owner.proc.connected) this.owner.proc.send({ t: "kill", id: this.id, signal });
     else if (this.pid !== undefined) {
       try {
@@ -267,26 +275,60 @@ export interface SpawnOptions {
  * before). The result emits `spawn`, `exit`, `close` (exited and its output streams ended) and `error`, as a
  * ChildProcess does.
  */
-export function spawnJailProcess(argv: string[], env: NodeJS.ProcessEnv, options: SpawnOptions = {}): JailProcess {
+export function spawnJailProcess(argv: string[], env: NodeJS.ProcessEnv, options?: SpawnOptions): JailProcess;
+/**
+ * The same with a command line that is still being made (a jail's cgroups, made on the thread pool): the result
+ * stands in for the process at once, and the helper is asked to spawn it once `argv` resolves (a kill before then
+ * means it never starts; a rejection is an `error`, then an `exit`). Only where `spawnerReady()`.
+ */
+export function spawnJailProcess(argv: Promise<string[]>, env: NodeJS.ProcessEnv, options?: SpawnOptions): JailProcess;
+export function spawnJailProcess(
+  argv: string[] | Promise<string[]>,
+  env: NodeJS.ProcessEnv,
+  options: SpawnOptions = {},
+): JailProcess {
   const stdio = options.stdio ?? ["pipe", "pipe", "pipe"];
   const detached = options.detached ?? false;
-  if (process.env.BENCHMAX_JAIL_SPAWNER !== "0") {
-    helper ??= startHelper();
-    const h = helper;
-    if (h?.proc.connected) {
-      const j = new RemoteJail(nextId++, h, stdio, options.holdUntilExit ?? false);
-      h.jails.set(j.id, j);
-      if (h.waiting++ === 0) h.proc.channel?.ref();
-      h.proc.send({ t: "spawn", id: j.id, argv, env, stdio, detached });
-      return j;
+  if (spawnerReady()) {
+    const h = helper!;
+    const j = new RemoteJail(nextId++, h, stdio, options.holdUntilExit ?? false);
+    h.jails.set(j.id, j);
+    if (h.waiting++ === 0) h.proc.channel?.ref();
+    const send = (a: string[]) => {
+      if (j.cancelled) j.exit(null, j.cancelled);
+      else if (h.proc.connected) h.proc.send({ t: "spawn", id: j.id, argv: a, env, stdio, detached });
+      else j.exit(null, "SIGKILL"); // the helper is gone (its exit handler ended the jails it knew of)
+    };
+    if (Array.isArray(argv)) send(argv);
+    else {
+      j.pendingSpawn = true;
+      argv.then(
+        (a) => {
+          j.pendingSpawn = false;
+          send(a);
+        },
+        (e: Error) => {
+          j.pendingSpawn = false;
+          j.fail(`the jail could not start: ${e.message}`);
+        },
+      );
     }
+    return j;
   }
+  if (!Array.isArray(argv)) throw new Error("spawnJailProcess: a pending command line needs the spawner helper");
   const c = spawn(argv[0]!, argv.slice(1), { stdio, env, detached });
   // an ignored fd has no stream on a ChildProcess: an empty, ended one stands in
   (["stdin", "stdout", "stderr"] as const).forEach((k, fd) => {
     if (stdio[fd] === "ignore") Object.defineProperty(c, k, { value: new PassThrough().end() });
   });
   return c as JailProcess;
+}
+
+/** Whether jails are spawned by the helper here (starting it if it is not running yet). */
+export function spawnerReady(): boolean {
+  if (process.env.BENCHMAX_JAIL_SPAWNER === "0") return false;
+  helper ??= startHelper();
+  return !!helper?.proc.connected;
 }
 
 /**
