@@ -117,9 +117,22 @@ function descendants(pid: number): number[] {
   }
   return out;
 }
-const alive = (pid: number) => {
+/** A process's start time (clock ticks since boot: /proc/PID/stat field 22), or undefined once it is gone. */
+const startedAt = (pid: number): string | undefined => {
   try {
-    return !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ")[19];
+  } catch {
+    return undefined;
+  }
+};
+/**
+ * Whether a process is still running (not a zombie); with `since`, only the one that started then: the kernel hands a
+ * dead process's pid to the next one (pid_max may be 32768), so a pid alone can name another machine's process.
+ */
+const alive = (pid: number, since?: string) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !/^\S+ \(.*\) Z/.test(stat) && (since === undefined || startedAt(pid) === since);
   } catch {
     return false;
   }
@@ -257,9 +270,14 @@ describe.skipIf(!soffice || !jail.ok)("LibreOffice seal", () => {
   it("a conversion that hangs is killed with everything under it; the rest of its batch is converted", async () => {
     // a limit far above a normal conversion even on a loaded machine; the slow file needs minutes
     const lo = new LibreOfficeRecalc({ soffice: soffice!, timeoutMs: 45_000, batchWindowMs: 500, concurrency: 1 });
-    const seen = new Set<number>();
+    // every process of the jail seen, with its start time (a pid used twice is two processes)
+    const seen = new Map<string, [number, string]>();
     const watch = setInterval(() => {
-      for (const p of lo.running) for (const d of descendants(p)) seen.add(d);
+      for (const p of lo.running)
+        for (const d of descendants(p)) {
+          const t = startedAt(d);
+          if (t !== undefined) seen.set(`${d}:${t}`, [d, t]);
+        }
     }, 200);
     try {
       const good = rawSheetXlsx(['<c r="A1"><f>6*7</f></c>']);
@@ -278,7 +296,7 @@ describe.skipIf(!soffice || !jail.ok)("LibreOffice seal", () => {
           return "";
         }
       };
-      const still = [...seen].filter(alive);
+      const still = [...seen.values()].filter(([p, t]) => alive(p, t)).map(([p]) => p);
       expect(still, still.map((p) => `${p}: ${cmd(p)}`).join("; ")).toEqual([]);
       expect(lo.running.size).toBe(0);
       // scratch folders removed (the process's profile template stays until exit)

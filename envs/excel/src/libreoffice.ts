@@ -6,8 +6,9 @@
  * - golds and model-written outputs never share a batch; inside a batch each file has an unguessable random name in a
  *   folder that cannot be listed, so a `[book0.xlsx]`-style reference resolves to nothing;
  * - external references in a model-written file are refused before LibreOffice sees it (external-refs.ts);
- * - a file that hangs is cut without re-running its batch: a batch runs from both ends, outputs come out file by file,
- *   and a file is cut once it alone has held a process past the time limit (`runBatch`).
+ * - a file that hangs is cut without re-running its batch: a batch runs from both ends (and, for model-written files,
+ *   from its middle), outputs come out file by file, a file every process is held from goes to a helper process, and
+ *   a file is cut once it alone has held a process past the time limit (`runBatch`).
  * Without user namespaces the jail cannot be built: soffice then runs unjailed (external references still refused),
  * with a warning naming the reason, unless `jail: "require"`.
  */
