@@ -1,6 +1,6 @@
 import { descriptionOf, type Env } from "@benchmax/core";
 import { z } from "zod";
-import { schemaOf } from "./openenv.js";
+import { schemaOf } from "./openenv-schema.js";
 import type { RouteSpec } from "./route-spec.js";
 import { ROUTE_LIST } from "./routes.js";
 
