@@ -1,5 +1,5 @@
-import type { HostContext, RouteHandlers } from "./host-context.js";
 import { openApiDocument } from "./openapi.js";
+import type { HostContext, RouteHandlers } from "./transports/host-context.js";
 
 /**
  * Does a `/metrics` request want the Prometheus text format? `?format=prometheus`, or an Accept header that names a

@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { errorMessage } from "@benchmax/core";
 import { classify, isOpenEnvValidation } from "./error-codes.js";
-import type { AnswerWriters } from "./host-context.js";
 import { validationDetail } from "./http-error.js";
 import type { ServerMetrics } from "./metrics.js";
+import type { AnswerWriters } from "./transports/host-context.js";
 import { isOpenEnvRoute } from "./transports/openenv-http.js";
 
 const JSON_TYPE = "application/json";

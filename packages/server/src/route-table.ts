@@ -3,11 +3,11 @@ import FindMyWay from "find-my-way";
 import type { AccessTokens } from "./auth.js";
 import { CALL_ROUTE, callId } from "./call-route.js";
 import { checkOrigin, type OriginPolicy } from "./edge.js";
-import type { Handler, RouteHandlers } from "./host-context.js";
 import { HttpError } from "./http-error.js";
 import type { RouteSpec } from "./route-spec.js";
 import { ROUTE_LIST, type RouteName } from "./routes.js";
 import { notFound } from "./service/service-error.js";
+import type { Handler, RouteHandlers } from "./transports/host-context.js";
 
 /** Dispatch one request to its route's handler, the caller checked first; throws what it refuses. */
 export type Route = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;

@@ -1,10 +1,19 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { drainingError } from "../drain.js";
 import { clientOf } from "../edge.js";
-import type { HostContext } from "../host-context.js";
 import { tagsOf } from "../record.js";
 import type { ServedRollout } from "../service/rollout-service.js";
-import { taskRefOf } from "../ws-session.js";
+import type { TaskRef } from "../service/task-source.js";
+import type { HostContext } from "./host-context.js";
+
+/** The task fields of an OpenEnv reset's data (`seed`, `task_id` / `taskId`, `task`). */
+export function taskRefOf(data: Record<string, unknown>): TaskRef {
+  return {
+    taskId: (data.taskId ?? data.task_id) as string | undefined,
+    task: data.task,
+    seed: data.seed as number | undefined,
+  };
+}
 
 /** The capability token a request presents for its rollout: `X-Rollout-Token`, or `rollout_token` in the body. */
 export function rolloutToken(req: IncomingMessage, body?: Record<string, unknown>): string | undefined {

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { presentedSecret } from "../auth.js";
 import { checkOrigin, clientOf } from "../edge.js";
-import type { HostContext, RouteHandlers } from "../host-context.js";
 import { readText } from "../http-body.js";
+import type { HostContext, RouteHandlers } from "./host-context.js";
 import type { McpHttpCaller } from "./mcp-http.js";
 
 /**

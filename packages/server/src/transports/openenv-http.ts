@@ -1,11 +1,11 @@
 import type { IncomingMessage } from "node:http";
 import { descriptionOf, passThresholdOf, rewardWeightsOf } from "@benchmax/core";
-import type { HostContext, RouteHandlers } from "../host-context.js";
 import { readBody } from "../http-body.js";
 import { listToolsResult, NO_EPISODE_STATE, resetObservationJson, stateOf, stepRollout } from "../openenv.js";
 import { schemaOf } from "../openenv-schema.js";
 import type { ServedRollout } from "../service/rollout-service.js";
 import { badRequest, conflict } from "../service/service-error.js";
+import type { HostContext, RouteHandlers } from "./host-context.js";
 import { answerCreate, createFrom, rolloutToken } from "./http-rollouts.js";
 
 /** OpenEnv's HTTP routes (the WebSocket `/ws` is ws-session.ts, `/mcp` the MCP adapter). */

@@ -1,13 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Message, ToolCallRequest } from "@benchmax/core";
-import type { HostContext, RouteHandlers, RoutesOf } from "../host-context.js";
 import { readBody } from "../http-body.js";
 import { HttpError } from "../http-error.js";
 import { openEnvTools, stateOf, stepRollout } from "../openenv.js";
 import { isMessages, type ServedRollout } from "../service/rollout-service.js";
 import { badRequest, conflict } from "../service/service-error.js";
-import { taskRefOf } from "../ws-session.js";
-import { answerCreate, createFrom, rolloutToken } from "./http-rollouts.js";
+import type { HostContext, RouteHandlers, RoutesOf } from "./host-context.js";
+import { answerCreate, createFrom, rolloutToken, taskRefOf } from "./http-rollouts.js";
 
 /**
  * The rollout API under `/v1`, mapped onto the rollout service: create, call, reward, fork, step and release a

@@ -1,15 +1,15 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Env } from "@benchmax/core";
-import type { AccessTokens } from "./auth.js";
-import type { DrainableRolloutService } from "./drain.js";
-import type { OriginPolicy } from "./edge.js";
-import type { ServerMetrics } from "./metrics.js";
-import type { PromMetrics } from "./prometheus.js";
-import type { RecordFeed } from "./record-feed.js";
-import type { RouteSpec } from "./route-spec.js";
-import type { ROUTE_LIST, RouteName } from "./routes.js";
-import type { ServeEnvOptions } from "./serve-env-options.js";
-import type { McpHttpRoute } from "./transports/mcp.js";
+import type { AccessTokens } from "../auth.js";
+import type { DrainableRolloutService } from "../drain.js";
+import type { OriginPolicy } from "../edge.js";
+import type { ServerMetrics } from "../metrics.js";
+import type { PromMetrics } from "../prometheus.js";
+import type { RecordFeed } from "../record-feed.js";
+import type { RouteSpec } from "../route-spec.js";
+import type { ROUTE_LIST, RouteName } from "../routes.js";
+import type { ServeEnvOptions } from "../serve-env-options.js";
+import type { McpHttpRoute } from "./mcp.js";
 
 /** One route's handler: `id` is the path's `:id` (empty when it has none), `query` the text after `?`. */
 export type Handler = (req: IncomingMessage, res: ServerResponse, id: string, query: string) => Promise<void> | void;
