@@ -100,6 +100,7 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
 
   // MCP on `/mcp` and `/ws` `{"type": "mcp"}`: the MCP SDK's Server over the rollout service
   const mcp = new McpHttpRoute(service, { maxBatch, maxSessionsPerRollout: options.maxSessionsPerRollout });
+  const { send, sendJson, sendError } = answerWriters(metrics, instance);
   const ctx: HostContext = {
     env,
     service,
@@ -113,9 +114,10 @@ export async function serveEnv(env: Env, options: ServeEnvOptions = {}): Promise
     mcp,
     feed,
     door,
-    ...answerWriters(metrics, instance),
+    send,
+    sendJson,
+    sendError,
   };
-  const { sendError } = ctx;
   // each transport maps its wire onto the service; one handler per route (a missing one does not compile)
   const route = routeTable(
     { ...rolloutApiHandlers(ctx), ...openEnvHttpHandlers(ctx), ...mcpHttpHandlers(ctx), ...hostRouteHandlers(ctx) },
