@@ -4,7 +4,7 @@ import { CALL_ROUTE, callId } from "./call-route.js";
 import { ROUTE_LIST } from "./routes.js";
 
 describe("callId (the direct match for POST /v1/rollouts/:id/call)", () => {
-  // the router as serve-env builds it, every declared route in it
+  // the router as route-table.ts builds it, every declared route in it
   const router = FindMyWay<FindMyWay.HTTPVersion.V1>({ ignoreTrailingSlash: false, caseSensitive: true });
   for (const r of ROUTE_LIST) router.on(r.method as FindMyWay.HTTPMethod, r.path, () => {}, { path: r.path });
 

@@ -2,7 +2,8 @@ import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { DRAINING_HEADER } from "./drain.js";
-import { type EnvServer, type ServeEnvOptions, serveEnv, wantsPrometheusText } from "./serve-env.js";
+import { wantsPrometheusText } from "./host-routes.js";
+import { type EnvServer, type ServeEnvOptions, serveEnv } from "./serve-env.js";
 import { calcEnv, openWsSession } from "./test-env.js";
 
 /**

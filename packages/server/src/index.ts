@@ -27,18 +27,14 @@ export { checkHostPaths, hostPathsIn } from "./host-paths.js";
 export { EndpointDownError, EnvClient, type EnvClientOptions, isEndpointDown, type Probe } from "./http-client.js";
 export { HttpError, validationDetail } from "./http-error.js";
 export { LATENCY_BUCKETS_MS, ServerMetrics } from "./metrics.js";
+export { isRolloutLost, RolloutLostError } from "./migrating-call.js";
 export { openApiDocument } from "./openapi.js";
-export { type StepResult, schemaOf, stateOf, stepRollout } from "./openenv.js";
+export { type StepResult, stateOf, stepRollout } from "./openenv.js";
+export { schemaOf } from "./openenv-schema.js";
 export { type Phase, PromMetrics } from "./prometheus.js";
 export { RolloutRecorder, tagsOf } from "./record.js";
 export { feedLine, RECORD_FEED_PATH, RecordFeed, type RecordFeedOptions } from "./record-feed.js";
-export {
-  isRolloutLost,
-  RemoteEnv,
-  type RemoteEnvOptions,
-  type RemoteMetadata,
-  RolloutLostError,
-} from "./remote-env.js";
+export { RemoteEnv, type RemoteEnvOptions, type RemoteMetadata } from "./remote-env.js";
 export {
   canonicalJson,
   isReplayDiverged,

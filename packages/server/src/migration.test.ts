@@ -7,6 +7,7 @@ import { RemoteEnv } from "./remote-env.js";
 import type { MigrationEvent } from "./rollout-log.js";
 import type { RoutedEnv } from "./routed-env.js";
 import { type EnvServer, serveEnv } from "./serve-env.js";
+import { noteTool, sleepTool } from "./test-env.js";
 
 /**
  * Rollout migration: a rollout is a log (create body, fork lineage, tool calls with results), and when its server
@@ -24,30 +25,14 @@ function ledgerEnv(): Env {
     description: "a per-rollout ledger",
     systemPrompt: "Write notes.",
     tools: [
-      tool<{ notes: string[] }>({
-        name: "note",
-        description: "Append a note; returns every note so far",
-        parameters: z.object({ text: z.string() }),
-        execute: ({ text }, { state }) => {
-          state.notes.push(text);
-          return state.notes.join(",");
-        },
-      }),
+      noteTool,
       tool<{ notes: string[] }>({
         name: "roll",
         description: "A random number (a tool no replay can reproduce)",
         parameters: z.object({}),
         execute: () => String(Math.random()),
       }),
-      tool({
-        name: "sleep",
-        description: "Wait ms milliseconds",
-        parameters: z.object({ ms: z.number() }),
-        execute: async ({ ms }) => {
-          await new Promise((r) => setTimeout(r, ms));
-          return "slept";
-        },
-      }),
+      sleepTool,
     ],
     initState: () => ({ notes: [] }),
     reward: ({ state, task }) => {

@@ -1,9 +1,20 @@
 import { descriptionOf, type Env } from "@benchmax/core";
 import { z } from "zod";
-import { schemaOf } from "./openenv.js";
-import { openApiPath, ROUTE_LIST, type RouteSpec } from "./routes.js";
+import { schemaOf } from "./openenv-schema.js";
+import type { RouteSpec } from "./route-spec.js";
+import { ROUTE_LIST } from "./routes.js";
 
 type Json = Record<string, unknown>;
+
+/** A route path in OpenAPI form (`/v1/rollouts/{id}`). */
+export const openApiPath = (path: string): string => path.replace(/:([A-Za-z_]+)/g, "{$1}");
+
+/** Every route path (OpenAPI form) and its methods, from the list. */
+export const ROUTES: Readonly<Record<string, readonly ("get" | "post" | "delete")[]>> = (() => {
+  const out: Record<string, ("get" | "post" | "delete")[]> = {};
+  for (const r of ROUTE_LIST) (out[openApiPath(r.path)] ??= []).push(r.method.toLowerCase() as "get");
+  return out;
+})();
 
 /** A wire schema as JSON Schema (2020-12, what OpenAPI 3.1 uses); request bodies in their input form. */
 function jsonSchema(schema: z.ZodType, io: "input" | "output"): Json {

@@ -26,6 +26,14 @@ import {
   replyMessage,
 } from "./http-client.js";
 import {
+  callMigrating,
+  isRolloutLost,
+  liveRollout,
+  type MigrationHost,
+  migrationFailed,
+  RolloutLostError,
+} from "./migrating-call.js";
+import {
   clip,
   forkLog,
   isReplayDiverged,
@@ -93,33 +101,6 @@ export function isUnavailable(e: unknown): boolean {
 }
 
 /**
- * The server no longer holds the rollout: it is unreachable or hangs (`endpointDown`), restarted (a new
- * `x-benchmax-instance`), or answered 404 (released, expired, or never there). The client's log can rebuild it.
- */
-export class RolloutLostError extends InfraError {
-  readonly rolloutLost = true;
-  readonly endpointDown: boolean;
-  constructor(message: string, options: { cause?: unknown; endpointDown?: boolean } = {}) {
-    super(message, { cause: options.cause });
-    this.endpointDown = options.endpointDown ?? false;
-  }
-}
-
-export function isRolloutLost(e: unknown): e is RolloutLostError {
-  return !!e && typeof e === "object" && (e as { rolloutLost?: boolean }).rolloutLost === true;
-}
-
-/** The InfraError a rollout ends with when it could not be rebuilt: never scored, never a reward of 0. */
-export function migrationFailed(rolloutId: string, lost: unknown, why: string): InfraError {
-  return new InfraError(`rollout "${rolloutId}" lost (${errorMessage(lost)}); migration failed: ${why}`, {
-    cause: lost,
-  });
-}
-
-/** How many times one call may be moved to another server before it gives up. */
-export const MAX_MIGRATIONS_PER_CALL = 3;
-
-/**
  * An Env whose every call goes to a `benchmax serve` server (rollout API under /v1). It keeps each rollout's log (its
  * create body, fork lineage, and tool calls with their results), so a rollout its server lost — the server restarted
  * on the same URL as a new instance — is rebuilt there by replay, each replayed result checked against the log. Over
@@ -138,7 +119,14 @@ export class RemoteEnv implements Env {
   private readonly rollouts = new Map<string, Held>();
   /** Rollouts whose migration failed: every later call fails with the same InfraError, until release. */
   private readonly broken = new Map<string, InfraError>();
-  private readonly moving = new Map<string, Promise<void>>();
+  /** Calls survive a restart of the server: a lost rollout is rebuilt on this URL when it answers as a new instance. */
+  private readonly migrating: MigrationHost<string | undefined> = {
+    moving: new Map(),
+    whereIs: (id) => this.instanceOf(id),
+    movedFrom: (id, instance) => this.instanceOf(id) !== instance,
+    giveUp: (id, _instance, err) => this.markBroken(id, err),
+    migrate: (id, instance, lost) => this.migrateHere(id, lost, instance),
+  };
   /** Rollouts moved off this server while it did not answer: freed here once it answers again as the same instance. */
   private stale: Handle[] = [];
   private readonly prompts = new Map<string, string>();
@@ -212,11 +200,7 @@ export class RemoteEnv implements Env {
   }
 
   private held(rolloutId: string): Held {
-    const b = this.broken.get(rolloutId);
-    if (b) throw b;
-    const h = this.rollouts.get(rolloutId);
-    if (!h) throw new EnvError(`${this.name}: unknown rollout "${rolloutId}" (not initialised, or already released)`);
-    return h;
+    return liveRollout(this.name, rolloutId, this.rollouts, this.broken);
   }
 
   /**
@@ -372,42 +356,15 @@ export class RemoteEnv implements Env {
   // ---- the Env: one server, which may restart ----
 
   async runTool(rolloutId: string, call: ToolCallRequest): Promise<ToolResult> {
-    return this.withMigration(rolloutId, () => this.runToolHere(rolloutId, call));
+    return callMigrating(this.migrating, rolloutId, () => this.runToolHere(rolloutId, call));
   }
 
   async computeReward(rolloutId: string, messages: Message[], _task: Task): Promise<RewardComponents> {
-    return this.withMigration(rolloutId, () => this.computeRewardHere(rolloutId, messages));
+    return callMigrating(this.migrating, rolloutId, () => this.computeRewardHere(rolloutId, messages));
   }
 
   private forkRollout(rolloutId: string, childIds: string[]): Promise<void> {
-    return this.withMigration(rolloutId, () => this.forkHere(rolloutId, childIds));
-  }
-
-  /** Run `op`; a lost rollout is rebuilt on this same URL when it answers as a new instance, then `op` runs again. */
-  private async withMigration<R>(rolloutId: string, op: () => Promise<R>): Promise<R> {
-    for (let n = 0; ; n++) {
-      await this.moving.get(rolloutId);
-      const instance = this.instanceOf(rolloutId);
-      try {
-        return await op();
-      } catch (e) {
-        if (!isRolloutLost(e)) throw e;
-        if (n >= MAX_MIGRATIONS_PER_CALL) {
-          const err = migrationFailed(rolloutId, e, `lost again after ${n} migrations`);
-          this.markBroken(rolloutId, err);
-          throw err;
-        }
-        // another call of the same rollout may be moving it already
-        if (this.moving.has(rolloutId) || this.instanceOf(rolloutId) !== instance) continue;
-        const p = this.migrateHere(rolloutId, e, instance);
-        this.moving.set(rolloutId, p);
-        try {
-          await p;
-        } finally {
-          this.moving.delete(rolloutId);
-        }
-      }
-    }
+    return callMigrating(this.migrating, rolloutId, () => this.forkHere(rolloutId, childIds));
   }
 
   private async migrateHere(rolloutId: string, lost: RolloutLostError, oldInstance?: string): Promise<void> {

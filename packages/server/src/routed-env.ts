@@ -1,7 +1,6 @@
 import {
   type Env,
   type EnvCapabilities,
-  EnvError,
   errorMessage,
   type GroupMember,
   InfraError,
@@ -15,13 +14,14 @@ import {
 } from "@benchmax/core";
 import { isEndpointDown } from "./http-client.js";
 import {
+  callMigrating,
   isRolloutLost,
-  isUnavailable,
-  MAX_MIGRATIONS_PER_CALL,
+  liveRollout,
+  type MigrationHost,
   migrationFailed,
-  type RemoteEnv,
   type RolloutLostError,
-} from "./remote-env.js";
+} from "./migrating-call.js";
+import { isUnavailable, type RemoteEnv } from "./remote-env.js";
 import { isReplayDiverged, type MigrationEvent, type MigrationStats, newStats } from "./rollout-log.js";
 
 export interface RoutedEnvOptions {
@@ -63,7 +63,18 @@ export class RoutedEnv implements Env {
   private readonly affinity = new Map<string, Endpoint>();
   /** Rollouts whose migration failed: their calls fail with the same InfraError until release. */
   private readonly broken = new Map<string, InfraError>();
-  private readonly moving = new Map<string, Promise<void>>();
+  /** Calls follow their rollout: a lost one migrates to another endpoint, then the call runs again there. */
+  private readonly migrating: MigrationHost<Endpoint> = {
+    moving: new Map(),
+    whereIs: (id) => this.route(id),
+    failedAt: (e, err) => this.markDown(e, err),
+    movedFrom: (id, e) => this.affinity.get(id) !== e || !e.env.holds(id),
+    giveUp: (id, e, err) => {
+      this.stats.failedMigrations++;
+      this.fail(id, e, err);
+    },
+    migrate: (id, e, lost) => this.migrate(id, e, lost),
+  };
   private readonly prober: NodeJS.Timeout;
   private readonly onMigration?: (e: MigrationEvent) => void;
   private next = 0;
@@ -139,40 +150,7 @@ export class RoutedEnv implements Env {
   }
 
   private route(rolloutId: string): Endpoint {
-    const b = this.broken.get(rolloutId);
-    if (b) throw b;
-    const e = this.affinity.get(rolloutId);
-    if (!e) throw new EnvError(`${this.name}: unknown rollout "${rolloutId}" (not initialised, or already released)`);
-    return e;
-  }
-
-  /** Run `op` on the endpoint holding the rollout; a lost rollout migrates, then `op` runs again where it went. */
-  private async on<R>(rolloutId: string, op: (env: RemoteEnv) => Promise<R>): Promise<R> {
-    for (let n = 0; ; n++) {
-      await this.moving.get(rolloutId);
-      const e = this.route(rolloutId);
-      try {
-        return await op(e.env);
-      } catch (err) {
-        this.markDown(e, err);
-        if (!isRolloutLost(err)) throw err;
-        if (n >= MAX_MIGRATIONS_PER_CALL) {
-          const f = migrationFailed(rolloutId, err, `lost again after ${n} migrations`);
-          this.stats.failedMigrations++;
-          this.fail(rolloutId, e, f);
-          throw f;
-        }
-        // another call of the same rollout may be moving it already
-        if (this.moving.has(rolloutId) || this.affinity.get(rolloutId) !== e || !e.env.holds(rolloutId)) continue;
-        const p = this.migrate(rolloutId, e, err);
-        this.moving.set(rolloutId, p);
-        try {
-          await p;
-        } finally {
-          this.moving.delete(rolloutId);
-        }
-      }
-    }
+    return liveRollout(this.name, rolloutId, this.affinity, this.broken);
   }
 
   private fail(rolloutId: string, from: Endpoint, err: InfraError): void {
@@ -275,7 +253,7 @@ export class RoutedEnv implements Env {
   }
 
   private async forkRollout(rolloutId: string, childIds: string[]): Promise<void> {
-    await this.on(rolloutId, (env) => env.forkHere(rolloutId, childIds));
+    await callMigrating(this.migrating, rolloutId, (e) => e.env.forkHere(rolloutId, childIds));
     // the parent may have migrated before the fork: the children are where it is now
     const e = this.route(rolloutId);
     for (const id of childIds) {
@@ -285,11 +263,11 @@ export class RoutedEnv implements Env {
   }
 
   runTool(rolloutId: string, call: ToolCallRequest): Promise<ToolResult> {
-    return this.on(rolloutId, (env) => env.runToolHere(rolloutId, call));
+    return callMigrating(this.migrating, rolloutId, (e) => e.env.runToolHere(rolloutId, call));
   }
 
   computeReward(rolloutId: string, messages: Message[], _task: Task): Promise<RewardComponents> {
-    return this.on(rolloutId, (env) => env.computeRewardHere(rolloutId, messages));
+    return callMigrating(this.migrating, rolloutId, (e) => e.env.computeRewardHere(rolloutId, messages));
   }
 
   private async groupReward(group: GroupMember[]): Promise<RewardComponents[]> {

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openApiDocument } from "./openapi.js";
-import { ROUTES } from "./routes.js";
+import { openApiDocument, ROUTES } from "./openapi.js";
 import { type EnvServer, serveEnv } from "./serve-env.js";
 import { calcEnv } from "./test-env.js";
 

@@ -1,33 +1,6 @@
 import { z } from "zod";
+import type { RouteSpec } from "./route-spec.js";
 import * as W from "./wire-schemas.js";
-
-export type Method = "GET" | "POST" | "DELETE";
-
-/** One HTTP route of `serveEnv`: the router registers it, `/openapi.json` documents it. */
-export interface RouteSpec {
-  /** The handler's name (serve-env.ts has one handler per name; a missing one does not compile). */
-  name: string;
-  method: Method;
-  /** find-my-way syntax: `/v1/rollouts/:id/call`. */
-  path: string;
-  summary: string;
-  tag: "OpenEnv" | "Rollout API" | "Health" | "Schema";
-  /** Answered without the bearer token (and before the Origin/Host check). */
-  public?: boolean;
-  /**
-   * The handler authenticates the caller itself: `/mcp` takes the operator token (or a client token) as every route
-   * does, and also a live rollout's own token, which opens MCP sessions on that rollout only.
-   */
-  selfAuth?: boolean;
-  /** Acts on one rollout: its capability token goes in `X-Rollout-Token`. */
-  rollout?: boolean;
-  body?: z.ZodType;
-  /** The body may be omitted. */
-  optionalBody?: boolean;
-  query?: Record<string, z.ZodType>;
-  /** Status → the body's schema (or, for a body-less answer, its description). */
-  responses: Record<string, z.ZodType | string>;
-}
 
 const err = { "400": W.ErrorBody, "401": W.ErrorBody, "403": W.ErrorBody };
 const onRollout = { ...err, "404": W.ErrorBody, "409": W.ErrorBody };
@@ -249,13 +222,3 @@ export const ROUTE_LIST = [
 ] as const satisfies readonly RouteSpec[];
 
 export type RouteName = (typeof ROUTE_LIST)[number]["name"];
-
-/** A route path in OpenAPI form (`/v1/rollouts/{id}`). */
-export const openApiPath = (path: string): string => path.replace(/:([A-Za-z_]+)/g, "{$1}");
-
-/** Every route path (OpenAPI form) and its methods, from the list. */
-export const ROUTES: Readonly<Record<string, readonly ("get" | "post" | "delete")[]>> = (() => {
-  const out: Record<string, ("get" | "post" | "delete")[]> = {};
-  for (const r of ROUTE_LIST) (out[openApiPath(r.path)] ??= []).push(r.method.toLowerCase() as "get");
-  return out;
-})();

@@ -21,6 +21,17 @@ export const noteTool = tool<{ notes: string[] }>({
   },
 });
 
+/** `sleep`: waits `ms` milliseconds (a slow tool). */
+export const sleepTool = tool({
+  name: "sleep",
+  description: "Wait ms milliseconds",
+  parameters: z.object({ ms: z.number() }),
+  execute: async ({ ms }) => {
+    await new Promise((r) => setTimeout(r, ms));
+    return "slept";
+  },
+});
+
 /**
  * A tiny env for tests: `add`, `note` (per-rollout state) and `fail` tools; reward = exact answer.
  * With `customActions`, replies may also act as `<add>a b</add>` (an env-specific syntax, like CRMArena's <execute>).
@@ -38,15 +49,7 @@ export function calcEnv(options: { customActions?: boolean } = {}): Env {
     tools: [
       addTool,
       noteTool,
-      tool({
-        name: "sleep",
-        description: "Wait ms milliseconds",
-        parameters: z.object({ ms: z.number() }),
-        execute: async ({ ms }) => {
-          await new Promise((r) => setTimeout(r, ms));
-          return "slept";
-        },
-      }),
+      sleepTool,
       tool({
         name: "fail",
         description: "Always a tool error",

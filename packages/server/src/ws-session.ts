@@ -11,7 +11,7 @@ import { DRAINING_HEADER } from "./http-client.js";
 import { listToolsResult, NO_EPISODE_STATE, resetObservationJson, stateOf, stepRollout } from "./openenv.js";
 import type { RolloutService, ServedRollout } from "./service/rollout-service.js";
 import { RolloutServiceError } from "./service/service-error.js";
-import type { TaskRef } from "./service/task-source.js";
+import { taskRefOf } from "./transports/http-rollouts.js";
 import type { McpCaller, McpJsonRpc } from "./transports/mcp.js";
 
 export interface WsOptions {
@@ -28,15 +28,6 @@ export interface WsOptions {
 }
 
 const sessionError = (message: string) => new RolloutServiceError("bad_request", message, { reason: "SESSION_ERROR" });
-
-/** The task fields of an OpenEnv reset's data (`seed`, `task_id` / `taskId`, `task`). */
-export function taskRefOf(data: Record<string, unknown>): TaskRef {
-  return {
-    taskId: (data.taskId ?? data.task_id) as string | undefined,
-    task: data.task,
-    seed: data.seed as number | undefined,
-  };
-}
 
 function rejectUpgrade(socket: Duplex, status: number, message: string): void {
   const reason: Record<number, [string, string]> = {
