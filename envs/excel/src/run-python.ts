@@ -74,7 +74,10 @@ export function pythonAvailable(python?: string): { ok: boolean; reason: string 
 
 /** `pythonAvailable` without holding the event loop (the probes run as child processes, awaited). */
 export async function pythonReady(python?: string): Promise<{ ok: boolean; reason: string }> {
-  return described(await probeAsync(python));
+  const r = await probeAsync(python);
+  // the jail's own probe and cgroup lookup (done already when the probe above ran here)
+  if (r.ok) await jailReady();
+  return described(r);
 }
 
 function described(r: Probed): { ok: boolean; reason: string } {

@@ -12,7 +12,7 @@
  * later process of the jail is born inside the groups. `BENCHMAX_JAIL_CGROUP=off` turns every group off.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
-import { mkdir, rmdir, writeFile } from "node:fs/promises";
+import { access, mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
 export type CgroupKind = "v2" | "v1";
@@ -63,7 +63,7 @@ function sweepStale(parent: string): void {
     if (!m || Number(m[1]) === process.pid || existsSync(`/proc/${m[1]}`)) continue;
     const dir = join(parent, n);
     try {
-      for (const j of readdirSync(dir)) if (/^(j\d+|probe)$/.test(j)) rmdirSync(join(dir, j));
+      for (const j of readdirSync(dir)) if (/^(j\d+|probe|probe-a)$/.test(j)) rmdirSync(join(dir, j));
       rmdirSync(dir);
     } catch {}
   }
@@ -133,6 +133,89 @@ function detect(controller: keyof typeof PROBES): Base | null {
   }
   const v1 = v1Parent(controller);
   return v1 ? tryBase("v1", v1, controller) : null;
+}
+
+/** `sweepStale` on the thread pool. */
+async function sweepStaleAsync(parent: string): Promise<void> {
+  const names = await readdir(parent).catch(() => [] as string[]);
+  for (const n of names) {
+    const m = /^benchmax-jails-(\d+)$/.exec(n);
+    if (!m || Number(m[1]) === process.pid) continue;
+    if (
+      await access(`/proc/${m[1]}`).then(
+        () => true,
+        () => false,
+      )
+    )
+      continue;
+    const dir = join(parent, n);
+    try {
+      for (const j of await readdir(dir)) if (/^(j\d+|probe|probe-a)$/.test(j)) await rmdir(join(dir, j));
+      await rmdir(dir);
+    } catch {}
+  }
+}
+
+/** `tryBase` on the thread pool (its probe group named apart from the sync one's, should both run at once). */
+async function tryBaseAsync(kind: CgroupKind, parent: string, controller: keyof typeof PROBES): Promise<Base | null> {
+  await sweepStaleAsync(parent);
+  const dir = join(parent, `benchmax-jails-${process.pid}`);
+  const made = await access(dir).then(
+    () => false,
+    () => true,
+  );
+  try {
+    await mkdir(dir, { recursive: true });
+    if (kind === "v2") {
+      const ctrls = await readFile(join(dir, "cgroup.controllers"), "utf8");
+      if (!ctrls.split(/\s+/).includes(controller)) throw new Error(`no ${controller} controller`);
+      await writeFile(join(dir, "cgroup.subtree_control"), `+${controller}`);
+    }
+    const probe = join(dir, "probe-a");
+    await mkdir(probe);
+    try {
+      const [file, value] = PROBES[controller][kind];
+      await writeFile(join(probe, file), value);
+    } finally {
+      await rmdir(probe);
+    }
+    return { kind, dir };
+  } catch {
+    if (made) await rmdir(dir).catch(() => {});
+    return null;
+  }
+}
+
+async function detectAsync(controller: keyof typeof PROBES): Promise<Base | null> {
+  if (off()) return null;
+  const v2 = v2Parent();
+  if (v2) {
+    const b = await tryBaseAsync("v2", v2, controller);
+    if (b) return b;
+  }
+  const v1 = v1Parent(controller);
+  return v1 ? tryBaseAsync("v1", v1, controller) : null;
+}
+
+let detecting: Promise<void> | undefined;
+
+/**
+ * Find (and probe) the memory and CPU cgroup folders on the thread pool, once per process: a `mkdir`, `rmdir` or
+ * `cgroup.subtree_control` write waits for the kernel's cgroup lock, so `cgroupSupport()` and `cpuCgroupSupport()`
+ * answer from here without touching the cgroup filesystem on the event loop (jail.ts `jailReady` awaits it).
+ */
+export function cgroupsReady(): Promise<void> {
+  detecting ??= (async () => {
+    if (memBase === undefined) {
+      const b = await detectAsync("memory");
+      if (memBase === undefined) memBase = b;
+    }
+    if (cpuBase === undefined) {
+      const b = await detectAsync("cpu");
+      if (cpuBase === undefined) cpuBase = b;
+    }
+  })();
+  return detecting;
 }
 
 /** Which cgroup memory bound jails get here, if any. */

@@ -7,10 +7,11 @@
  * refilled after the call), each measured from the call until the pool has refilled.
  *
  * What is bounded (< 50 ms) is the longest turn of the loop less the time its thread waited for a CPU in that turn
- * (`/proc/self/task/<pid>/schedstat`): work on the loop and waits in the kernel (a sync spawn, fs call or probe). On
- * this shared, loaded 2-core machine `monitorEventLoopDelay` also counts the thread's waits for a core, which other
- * processes cause (an idle stretch of 500 ms showed up to 40 ms of it); its max and p99 are printed beside. Without
- * schedstat the bound is on the delay's max less that of an idle stretch measured just before in the same test.
+ * (`/proc/self/task/<pid>/schedstat`, less the time reading that file took): work on the loop and waits in the kernel
+ * (a sync spawn, fs call or probe). On this shared, loaded 2-core machine `monitorEventLoopDelay` also counts the
+ * thread's waits for a core, which other processes cause (an idle stretch of 500 ms showed up to 157 ms of it); its
+ * max and p99 are printed beside. Without schedstat the bound is on the delay's max less that of an idle stretch
+ * measured just before in the same test.
  */
 import { copyFileSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -41,17 +42,21 @@ interface Delay {
   /** Event-loop delay (monitorEventLoopDelay, 2 ms resolution), ms. */
   max: number;
   p99: number;
-  /** The longest turn of a 2 ms timer's loop less the time the main thread waited for a CPU in it, ms. */
+  /** The longest turn of a 2 ms timer's loop less the main thread's waits for a CPU in it (and its probe's read), ms. */
   held: number;
   /** The main thread's most CPU time in one such turn, ms. */
   busy: number;
 }
 
-/** The main thread's time on a CPU and waiting for one so far (schedstat, ms); undefined where it is missing. */
-function schedstat(): { cpu: number; wait: number } | undefined {
+/**
+ * The main thread's time on a CPU and waiting for one so far (schedstat, ms), and how long reading it took (a read
+ * of /proc that the kernel holds up is the probe's own stall, not the code's); undefined where schedstat is missing.
+ */
+function schedstat(): { cpu: number; wait: number; readMs: number } | undefined {
+  const t0 = performance.now();
   try {
     const [cpu, wait] = readFileSync(`/proc/self/task/${process.pid}/schedstat`, "latin1").split(" ").map(Number);
-    return { cpu: cpu! / 1e6, wait: wait! / 1e6 };
+    return { cpu: cpu! / 1e6, wait: wait! / 1e6, readMs: performance.now() - t0 };
   } catch {
     return undefined;
   }
@@ -60,12 +65,16 @@ function schedstat(): { cpu: number; wait: number } | undefined {
 /** The event loop's delay, and its longest turn with and without the waits for a CPU, while `fn` runs. */
 async function delayDuring(fn: () => Promise<unknown>): Promise<Delay> {
   const h = monitorEventLoopDelay({ resolution: 2 });
-  let last = { at: performance.now(), ...(schedstat() ?? { cpu: 0, wait: 0 }) };
+  const sample = () => {
+    const s = schedstat() ?? { cpu: 0, wait: 0, readMs: 0 };
+    return { at: performance.now(), ...s };
+  };
+  let last = sample();
   let held = 0;
   let busy = 0;
   const t = setInterval(() => {
-    const now = { at: performance.now(), ...(schedstat() ?? { cpu: 0, wait: 0 }) };
-    held = Math.max(held, now.at - last.at - (now.wait - last.wait));
+    const now = sample();
+    held = Math.max(held, now.at - last.at - (now.wait - last.wait) - now.readMs);
     busy = Math.max(busy, now.cpu - last.cpu);
     last = now;
   }, 2);

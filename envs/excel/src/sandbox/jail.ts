@@ -43,7 +43,7 @@ import {
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { LIB_DIRS, q, RootPlan } from "./bind-lines.js";
-import { cgroupSupport, cpuCgroupSupport, JailCgroup } from "./cgroup.js";
+import { cgroupsReady, JailCgroup } from "./cgroup.js";
 import { spawnCaptured } from "./spawn-captured.js";
 import { type JailProcess, spawnerReady, spawnJailProcess } from "./spawner.js";
 
@@ -329,33 +329,29 @@ export function jailAvailable(): { ok: boolean; reason: string } {
 
 /**
  * `jailAvailable()` without holding the event loop: the probes run as child processes forked by the jail helper
- * (spawner.ts) and are awaited, and the cgroup support is looked up on a later turn. One probe per process (later
+ * (spawner.ts) and are awaited, and the cgroup folders are found on the thread pool (cgroup.ts `cgroupsReady`). One probe per process (later
  * calls share it); an env that offers a code tool starts it when it is created, so a rollout's first call finds the
  * answer ready.
  */
 export function jailReady(): Promise<{ ok: boolean; reason: string }> {
-  if (available) return Promise.resolve(available);
   probing ??= (async () => {
-    const why = missing();
-    if (why) return (available ??= { ok: false, reason: why });
-    const run = async (flags: string): Promise<ProbeRun> => {
-      try {
-        const r = await spawnCaptured(probeArgv(flags), PROBE_ENV, PROBE_TIMEOUT_MS, 64 * 1024);
-        return { ...r, status: r.timedOut ? null : r.status, error: r.timedOut ? "timed out" : undefined };
-      } catch (e) {
-        return { status: null, stdout: "", stderr: "", error: (e as Error).message };
-      }
-    };
-    const withIpc = await run("-rmnpi");
-    const v = verdict(withIpc, withIpc.status === 0 ? undefined : await run("-rmnp"));
-    available ??= v;
-    if (available.ok) {
-      // the cgroup folders are found (and probed) once per process: a few ms of sync fs, on their own turns
-      await new Promise<void>((r) => setImmediate(r));
-      cgroupSupport();
-      await new Promise<void>((r) => setImmediate(r));
-      cpuCgroupSupport();
+    if (!available) {
+      const why = missing();
+      if (why) return (available ??= { ok: false, reason: why });
+      const run = async (flags: string): Promise<ProbeRun> => {
+        try {
+          const r = await spawnCaptured(probeArgv(flags), PROBE_ENV, PROBE_TIMEOUT_MS, 64 * 1024);
+          return { ...r, status: r.timedOut ? null : r.status, error: r.timedOut ? "timed out" : undefined };
+        } catch (e) {
+          return { status: null, stdout: "", stderr: "", error: (e as Error).message };
+        }
+      };
+      const withIpc = await run("-rmnpi");
+      const v = verdict(withIpc, withIpc.status === 0 ? undefined : await run("-rmnp"));
+      available ??= v;
     }
+    // the cgroup folders are found (and probed) once per process, on the thread pool
+    if (available.ok) await cgroupsReady();
     return available;
   })();
   return probing;
