@@ -1,16 +1,17 @@
-import type {
-  ArtifactData,
-  Env,
-  EnvCapabilities,
-  EpisodeCapability,
-  EpisodeDefaults,
-  ExplainCapability,
-  GroupMember,
-  LoadTasksOptions,
-  RewardReads,
-  ScoreCase,
-  ScoreContext,
-  ScoreResult,
+import {
+  type ArtifactData,
+  type Env,
+  type EnvCapabilities,
+  type EpisodeCapability,
+  type EpisodeDefaults,
+  type ExplainCapability,
+  type GroupMember,
+  type LoadTasksOptions,
+  type RewardReads,
+  rewardCapability,
+  type ScoreCase,
+  type ScoreContext,
+  type ScoreResult,
 } from "./env.js";
 import { EnvError } from "./errors.js";
 import type { Policy } from "./policy.js";
@@ -171,12 +172,12 @@ export function defineEnv<T extends Task = Task, S = Record<string, never>>(cfg:
           }
         },
       },
-      reward: {
+      reward: rewardCapability({
         weights,
-        ...(cfg.passThreshold !== undefined ? { passThreshold: cfg.passThreshold } : {}),
-        ...(range ? { componentRange: range } : {}),
-        ...(cfg.rewardReads ? { reads: cfg.rewardReads } : {}),
-      },
+        passThreshold: cfg.passThreshold,
+        componentRange: range,
+        reads: cfg.rewardReads,
+      }),
     };
     if (cfg.loadTasks || cfg.parseTask)
       caps.tasks = {

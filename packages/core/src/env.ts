@@ -258,6 +258,25 @@ export function rewardWeightsOf(env: EnvShape): Record<string, number> {
   return env.capabilities?.reward?.weights ?? {};
 }
 
+/**
+ * A reward capability from settings any of which may be absent (an author's config, a remote env's metadata):
+ * `weights` default to none (the mean), and only the fields given are set.
+ */
+export function rewardCapability(settings: {
+  weights?: Record<string, number> | undefined;
+  passThreshold?: number | undefined;
+  componentRange?: readonly [number, number] | undefined;
+  reads?: RewardReads | undefined;
+}): RewardCapability {
+  const { weights, passThreshold, componentRange, reads } = settings;
+  return {
+    weights: weights ?? {},
+    ...(passThreshold !== undefined ? { passThreshold } : {}),
+    ...(componentRange ? { componentRange } : {}),
+    ...(reads ? { reads } : {}),
+  };
+}
+
 /** The reward at which an env's rollout passes (`capabilities.reward.passThreshold`; default 1). */
 export function passThresholdOf(env: EnvShape): number {
   return env.capabilities?.reward?.passThreshold ?? 1;

@@ -15,6 +15,7 @@ import {
   type Policy,
   parsePlainRow,
   type RewardComponents,
+  rewardCapability,
   type Task,
   type ToolCallRequest,
   type ToolResult,
@@ -158,10 +159,7 @@ export class McpEnv<T extends Task = Task> implements Env<T> {
     this.name = cfg.name;
     this.systemPrompt = cfg.systemPrompt;
     this.capabilities = {
-      reward: {
-        weights: cfg.rewardWeights ?? {},
-        ...(cfg.passThreshold !== undefined ? { passThreshold: cfg.passThreshold } : {}),
-      },
+      reward: rewardCapability({ weights: cfg.rewardWeights, passThreshold: cfg.passThreshold }),
       metadata: {
         ...(cfg.description !== undefined ? { description: cfg.description } : {}),
         rolloutMetadata: (id) => this.serversOf(id),

@@ -9,6 +9,7 @@ import {
   type LoadTasksOptions,
   type Message,
   type RewardComponents,
+  rewardCapability,
   type Task,
   type ToolCallRequest,
   type ToolResult,
@@ -141,10 +142,7 @@ export class RemoteEnv implements Env {
     this.onMigration = options.onMigration;
     this.name = metadata.name;
     this.capabilities = {
-      reward: {
-        weights: metadata.rewardWeights ?? {},
-        ...(metadata.passThreshold !== undefined ? { passThreshold: metadata.passThreshold } : {}),
-      },
+      reward: rewardCapability({ weights: metadata.rewardWeights, passThreshold: metadata.passThreshold }),
       metadata: metadata.description !== undefined ? { description: metadata.description } : {},
       tasks: { loadTasks: (source, o) => this.listTasks(source, o) },
       ...(metadata.hasFork !== false ? { fork: { fork: (id, kids) => this.forkRollout(id, kids) } } : {}),
