@@ -32,6 +32,7 @@ export * from "./seeded-random.js";
 export * from "./series/index.js";
 export * from "./state-view.js";
 export * from "./summary.js";
+export * from "./task-strings.js";
 export * from "./timeout.js";
 export * from "./token-drift.js";
 export * from "./tool.js";

@@ -1,10 +1,8 @@
 import { realpathSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
+import { forEachTaskString, mapTaskStrings } from "@benchmax/core";
 import { RolloutServiceError } from "./service/service-error.js";
 
-/** Fields that hold the text a model reads, not file names. */
-const TEXT_KEYS =
-  /^(id|prompt|messages|question|query|instruction|content|text|system|systemPrompt|role|description)$/i;
 const PATHISH =
   /^(?:\/|~[\\/]|\.\.?[\\/]|[A-Za-z]:[\\/]|file:)|(?:^|[\\/])\.\.(?:[\\/]|$)|^[\w.-]+(?:[\\/][\w .-]+)+\.[A-Za-z]\w{0,7}$/;
 
@@ -16,24 +14,20 @@ function real(p: string): string {
   }
 }
 
-/** Host paths a client-built task names, with where they sit in it (`task.init.file`). */
+/** Host paths a client-built task names, with where they sit in it (`task.init.file`); at most 65. */
 export function hostPathsIn(
   value: unknown,
   where = "task",
   out: Array<[string, string]> = [],
-  depth = 0,
 ): Array<[string, string]> {
-  if (depth > 8 || out.length > 64) return out;
-  if (typeof value === "string") {
-    if (value.length <= 4096 && !value.includes("\n") && PATHISH.test(value)) out.push([where, value]);
-  } else if (Array.isArray(value)) {
-    for (const [i, v] of value.entries()) hostPathsIn(v, `${where}[${i}]`, out, depth + 1);
-  } else if (value && typeof value === "object") {
-    for (const [k, v] of Object.entries(value)) {
-      if (depth === 0 && TEXT_KEYS.test(k)) continue;
-      hostPathsIn(v, `${where}.${k}`, out, depth + 1);
-    }
-  }
+  forEachTaskString(
+    value,
+    (s, at) => {
+      if (s.length <= 4096 && !s.includes("\n") && PATHISH.test(s)) out.push([at, s]);
+      return out.length <= 64;
+    },
+    where,
+  );
   return out;
 }
 
@@ -71,24 +65,11 @@ export function checkHostPaths(task: unknown, dataRoot: string | undefined): voi
  * made absolute under the data root, so the env opens them there rather than in the server's working directory.
  * Call after `checkHostPaths` accepted the task. Without a data root the task is returned as is.
  */
-export function resolveHostPaths<T>(value: T, dataRoot: string | undefined, depth = 0): T {
+export function resolveHostPaths<T>(value: T, dataRoot: string | undefined): T {
   if (!dataRoot) return value;
-  if (typeof value === "string") {
+  return mapTaskStrings(value, (s) => {
     const relativePath =
-      value.length <= 4096 &&
-      !value.includes("\n") &&
-      PATHISH.test(value) &&
-      !isAbsolute(value) &&
-      !/^(?:~|file:|[A-Za-z]:)/.test(value);
-    return (relativePath ? resolve(dataRoot, value) : value) as T;
-  }
-  if (depth > 8) return value;
-  if (Array.isArray(value)) return value.map((v) => resolveHostPaths(v, dataRoot, depth + 1)) as T;
-  if (value && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value))
-      out[k] = depth === 0 && TEXT_KEYS.test(k) ? v : resolveHostPaths(v, dataRoot, depth + 1);
-    return out as T;
-  }
-  return value;
+      s.length <= 4096 && !s.includes("\n") && PATHISH.test(s) && !isAbsolute(s) && !/^(?:~|file:|[A-Za-z]:)/.test(s);
+    return relativePath ? resolve(dataRoot, s) : s;
+  });
 }

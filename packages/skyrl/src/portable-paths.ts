@@ -1,8 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
-
-/** Keys whose values are text a model reads (never file names): left alone. */
-const TEXT_KEYS = new Set(["id", "prompt", "messages", "content", "system", "systemPrompt", "instruction", "question"]);
+import { forEachTaskString, mapTaskStrings } from "@benchmax/core";
 
 function isUnder(root: string, p: string): boolean {
   const rel = relative(root, p);
@@ -10,16 +8,11 @@ function isUnder(root: string, p: string): boolean {
 }
 
 /** Every absolute path of an existing file or folder named in a task (outside its text fields). */
-export function absolutePathsIn(value: unknown, out: string[] = [], depth = 0): string[] {
-  if (depth > 12) return out;
-  if (typeof value === "string") {
-    if (isAbsolute(value) && !value.includes("\n") && value.length < 4096 && existsSync(value)) out.push(value);
-  } else if (Array.isArray(value)) {
-    for (const v of value) absolutePathsIn(v, out, depth + 1);
-  } else if (value && typeof value === "object") {
-    for (const [k, v] of Object.entries(value))
-      if (!(depth === 0 && TEXT_KEYS.has(k))) absolutePathsIn(v, out, depth + 1);
-  }
+export function absolutePathsIn(value: unknown, out: string[] = []): string[] {
+  forEachTaskString(value, (s) => {
+    if (isAbsolute(s) && !s.includes("\n") && s.length < 4096 && existsSync(s)) out.push(s);
+    return true;
+  });
   return out;
 }
 
@@ -40,18 +33,8 @@ export function commonRoot(paths: string[]): string | undefined {
  * server resolves it against its own data root (`benchmax serve --data-root`), so exported rows carry no paths of
  * the machine that exported them. Text fields (prompt, messages, …) are left as they are.
  */
-export function relativizePaths<T>(value: T, root: string, depth = 0): T {
-  if (typeof value === "string") {
-    if (isAbsolute(value) && isUnder(root, value)) return `./${relative(root, value).split(sep).join("/")}` as T;
-    return value;
-  }
-  if (depth > 12) return value;
-  if (Array.isArray(value)) return value.map((v) => relativizePaths(v, root, depth + 1)) as T;
-  if (value && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value))
-      out[k] = depth === 0 && TEXT_KEYS.has(k) ? v : relativizePaths(v, root, depth + 1);
-    return out as T;
-  }
-  return value;
+export function relativizePaths<T>(value: T, root: string): T {
+  return mapTaskStrings(value, (s) =>
+    isAbsolute(s) && isUnder(root, s) ? `./${relative(root, s).split(sep).join("/")}` : s,
+  );
 }
