@@ -221,6 +221,10 @@ export function failureOf(end: EpisodeEnd, what: string): RolloutServiceError {
   });
 }
 
+const startStep = (r: Rollout, reply: AssistantMessage | string): Promise<StepResult> => r.episode.step(reply);
+const startToolCall = (r: Rollout, call: ToolCallRequest): Promise<ToolResult> => r.episode.callTool(call);
+const callError = (e: unknown): unknown => failed(e, "");
+
 /**
  * The rollout service: a rollout's whole life, transport-neutral, on core's Episode. HTTP `/v1`, OpenEnv HTTP and
  * WebSocket, and MCP are adapters over it that map `RolloutServiceError` codes once.
@@ -561,28 +565,51 @@ export class RolloutService {
     } catch (e) {
       return Promise.reject(e);
     }
+    // every OpenEnv step comes through here
+    return this.busyWith(r, startStep, reply, this.afterStep, stepError);
+  }
+
+  /**
+   * `r` marked busy (like `use`) while `start(r, arg)` runs, and idle again when it settles, with one `then` and no
+   * async frame or closure per call: this is every transport's hot path (steps and direct tool calls). `done` takes
+   * the result and the milliseconds it took; `error` maps a failure, thrown or rejected.
+   */
+  private busyWith<A, R, O>(
+    r: Rollout,
+    start: (r: Rollout, arg: A) => Promise<R>,
+    arg: A,
+    done: (r: Rollout, result: R, ms: number, arg: A) => O,
+    error: (e: unknown) => unknown,
+  ): Promise<O> {
     r.steps++;
     const t0 = performance.now();
-    // marked busy like `use` does, with one `then` and no async frame (every OpenEnv step comes through here)
     r.busy++;
-    let p: Promise<StepResult>;
+    let p: Promise<R>;
     try {
-      p = r.episode.step(reply);
+      p = start(r, arg);
     } catch (e) {
       this.idle(r);
-      return Promise.reject(stepError(e));
+      return Promise.reject(error(e));
     }
     return p.then(
-      (s) => {
+      (v) => {
         this.idle(r);
-        return this.stepped(r, s, performance.now() - t0);
+        return done(r, v, performance.now() - t0, arg);
       },
       (e: unknown) => {
         this.idle(r);
-        throw stepError(e);
+        throw error(e);
       },
     );
   }
+
+  private readonly afterStep = (r: Rollout, s: StepResult, ms: number): ServiceStep => this.stepped(r, s, ms);
+
+  private readonly afterToolCall = (r: Rollout, res: ToolResult, ms: number, call: ToolCallRequest): ToolResult => {
+    this.metrics.observeToolCall(ms, res.isError, call.name);
+    r.toolCalls++;
+    return res;
+  };
 
   /** A step's result: counted, and when it ended the episode, scored once (or failed). */
   private stepped(r: Rollout, s: StepResult, ms: number): ServiceStep {
@@ -625,29 +652,7 @@ export class RolloutService {
         conflict(`rollout "${r.id}" is done (${r.episode.outcome}); create a new one`, "EPISODE_DONE"),
       );
     }
-    r.steps++;
-    const t0 = performance.now();
-    // marked busy like `use` does, with one `then` and no async frame (this is every transport's hot path)
-    r.busy++;
-    let p: Promise<ToolResult>;
-    try {
-      p = r.episode.callTool(call);
-    } catch (e) {
-      this.idle(r);
-      return Promise.reject(failed(e, ""));
-    }
-    return p.then(
-      (res) => {
-        this.idle(r);
-        this.metrics.observeToolCall(performance.now() - t0, res.isError, call.name);
-        r.toolCalls++;
-        return res;
-      },
-      (e: unknown) => {
-        this.idle(r);
-        throw failed(e, "");
-      },
-    );
+    return this.busyWith(r, startToolCall, call, this.afterToolCall, callError);
   }
 
   /**
