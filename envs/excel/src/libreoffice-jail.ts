@@ -25,7 +25,7 @@ import { randomBytes } from "node:crypto";
 import { chownSync, existsSync, mkdirSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { LIB_DIRS, q, RootPlan } from "./sandbox/bind-lines.js";
-import { JailCgroup } from "./sandbox/cgroup.js";
+import { cgroupsReady, JailCgroup } from "./sandbox/cgroup.js";
 import { defaultJailCpus, inGroups, jailAvailable, jailNamespaceFlags } from "./sandbox/jail.js";
 import { spawnJailProcess } from "./sandbox/spawner.js";
 
@@ -232,14 +232,16 @@ const groups = new WeakMap<string[], JailCgroup>();
 
 /**
  * The command line that runs the jail (the caller spawns it in its own process group, with `runGroup`: that removes
- * its CPU group afterwards).
+ * its CPU group afterwards). Its CPU group is made on the thread pool (`JailCgroup.createAsync`), as a code jail's is:
+ * a cgroupfs `mkdir` waits on the kernel's cgroup lock, and one LibreOffice batch starts per process.
  */
-export function jailCommand(spec: SofficeJailSpec): string[] {
+export async function jailCommand(spec: SofficeJailSpec): Promise<string[]> {
   mkdirSync(join(spec.hostDir, ".jail"), { recursive: true });
   if (asRoot()) giveToJail(spec.hostDir);
   // readable by the jail (its host uid owns the folder), written by this process only
   writeFileSync(join(spec.hostDir, "fstab"), rootPlan(spec).fstab(), { mode: 0o644 });
-  const cgroup = JailCgroup.create(undefined, defaultJailCpus());
+  await cgroupsReady();
+  const cgroup = await JailCgroup.createAsync(undefined, defaultJailCpus());
   const argv = inGroups(cgroup, [
     "setpriv",
     "--pdeathsig",
@@ -277,7 +279,7 @@ export async function makeProfileTemplate(
   mkdirSync(join(scratch, "in"), { recursive: true });
   mkdirSync(join(scratch, "out"), { recursive: true });
   try {
-    const argv = jailCommand({
+    const argv = await jailCommand({
       installDir,
       hostDir: scratch,
       names: [],

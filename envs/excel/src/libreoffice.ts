@@ -590,7 +590,7 @@ export class LibreOfficeRecalc {
         await Promise.all(order.map((i, k) => writeFile(join(dir, "in", names[k]!), batch[i]!.xlsx, { mode: 0o600 })));
         if (!this.jailed) await cp(template, join(dir, "profile"), { recursive: true });
         const argv = this.jailed
-          ? jailCommand({
+          ? await jailCommand({
               installDir: this.installDir!,
               hostDir: dir,
               names,
