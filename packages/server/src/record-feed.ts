@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { basename, dirname } from "node:path";
 import { loadCheckpoint, type SeriesState } from "@benchmax/core";
 import { safeEqual } from "./auth.js";
+import { feedEvents } from "./pending-lines.js";
 import type { RecordedBatch } from "./record.js";
 
 /** The path a recording server answers the feed on (GET only). */
@@ -224,15 +225,11 @@ export class RecordFeed {
    */
   private publish(batch: RecordedBatch): void {
     if (this.closed || this.clients.size === 0) return;
-    let out: string | undefined;
+    let out: Buffer | undefined;
     for (const c of this.clients) {
       if (c.busy || c.cursor !== batch.start) continue;
-      if (out === undefined) {
-        out = "";
-        for (let i = 0; i < batch.lines.length; i++)
-          out += `id: ${batch.ends[i]}\nevent: rollout\ndata: ${batch.lines[i]}\n\n`;
-      }
-      c.cursor = batch.ends.at(-1) ?? batch.start;
+      out ??= feedEvents(batch.start, batch.bytes, batch.ends, batch.feedEnds);
+      c.cursor = batch.start + batch.bytes.length;
       if (!c.res.write(out)) {
         // a slow client: nothing more is pushed to it until it drains; then it catches up from the file
         c.busy = true;

@@ -10,6 +10,7 @@ import {
   SeriesKeeper,
   type SeriesState,
 } from "@benchmax/core";
+import { PendingLines, recordParts } from "./pending-lines.js";
 import type { PromMetrics } from "./prometheus.js";
 import type { RolloutTags } from "./service/rollout-service.js";
 
@@ -17,6 +18,8 @@ import type { RolloutTags } from "./service/rollout-service.js";
 const DEFAULT_MAX_QUEUE = 10_000;
 /** How long a finished rollout waits for others to share its write (ms). */
 const DEFAULT_BATCH_MS = 25;
+/** How long a write that failed waits before it is tried again (ms). */
+const RETRY_MS = 1000;
 
 /**
  * The tags in a create / reset request: `trainer_step`, `global_step` or `step` (SkyRL's global step, the cookbook's
@@ -41,13 +44,15 @@ export function tagsOf(body: Record<string, unknown> | undefined): RolloutTags |
 }
 
 /**
- * A batch of lines just appended to results.jsonl, for the live feed: where it begins in the file, the byte offset
- * past each line (the line's feed event id), and each line without its `explain` (what the feed may show).
+ * A batch of lines just appended to results.jsonl, for the live feed: where it begins in the file, its bytes as
+ * written, and per line (offsets in `bytes`) where it ends and where its record without `explain` (what the feed may
+ * show) ends, last brace excluded (`PendingLines`). `bytes` is valid only during the call.
  */
 export interface RecordedBatch {
   start: number;
-  ends: number[];
-  lines: string[];
+  bytes: Buffer;
+  ends: readonly number[];
+  feedEnds: readonly number[];
 }
 
 /**
@@ -56,40 +61,36 @@ export interface RecordedBatch {
  * `explain` appended.
  */
 export function recordLines(r: RolloutResult): { file: string; feed: string } {
-  const explain = r.explain;
-  if (explain === undefined) {
-    const s = JSON.stringify(r);
-    return { file: s, feed: s };
-  }
-  r.explain = undefined;
-  let feed: string;
-  try {
-    feed = JSON.stringify(r);
-  } finally {
-    r.explain = explain;
-  }
-  const ex = JSON.stringify(explain);
-  if (ex === undefined) return { file: feed, feed };
-  return { file: feed === "{}" ? `{"explain":${ex}}` : `${feed.slice(0, -1)},"explain":${ex}}`, feed };
+  const { feed, explain } = recordParts(r);
+  if (explain === undefined) return { file: feed, feed };
+  return { file: feed === "{}" ? `{"explain":${explain}}` : `${feed.slice(0, -1)},"explain":${explain}}`, feed };
 }
 
 /**
  * `serve --record DIR`: every finished rollout, from every transport, appended to DIR/results.jsonl as it ends (the
  * lines an eval run dir holds, plus `trainerStep`), with DIR/run.json and a DIR/summary.json rewritten every few
- * seconds and on close. Writing happens off the request path: the rollouts finished within `batchMs` (25 ms) of the
- * first are serialized once each and appended in one synchronous write (no libuv worker to wake; a page-cache
- * append of a few KB): at most 40 writes a second, whatever the rate. A crash (not a signal: `close` writes what
- * waits) loses the rollouts of the last batch window. Memory is bounded by `maxQueue` rollouts waiting to be written (past it they are dropped and counted)
- * plus the summary's per-task and per-group aggregates. Subscribers (the live feed) get each written batch.
+ * seconds and on close. Writing happens off the request path: a rollout's line is encoded when it is added, into a
+ * buffer outside the JS heap (`PendingLines`), and the lines added within `batchMs` (25 ms) of the first are appended
+ * in one synchronous write (no libuv worker to wake; a page-cache append of a few KB): at most 40 writes a second,
+ * whatever the rate. A crash (not a signal: `close` writes what waits) loses the rollouts of the last batch window.
+ * Memory is bounded by `maxQueue` lines waiting to be written (past it a rollout is dropped and counted) plus the
+ * summary's per-task and per-group aggregates. Subscribers (the live feed) get each written batch.
  *
- * The dashboard's series are kept as each batch is written (core's SeriesKeeper) and saved beside the file as
- * watch-series.json every few seconds and on close, so `benchmax watch DIR` draws the run without reading
- * results.jsonl, and the feed offers them to `watch URL` (`series`). Recording into a run dir that already holds
- * rollouts starts from its checkpoint and reads the rest of the file in the background.
+ * The run's aggregates (summary.json) and the dashboard's series (core's SeriesKeeper) take each rollout when it is
+ * added; the series are saved beside the file as watch-series.json only at a write's end (every line they hold is in
+ * the file), every few seconds and on close, so `benchmax watch DIR` draws the run without reading results.jsonl, and
+ * the feed offers them to `watch URL` (`series`, after writing what waits). Recording into a run dir that already
+ * holds rollouts starts from its checkpoint and reads the rest of the file in the background.
+ *
+ * A write that fails (a full disk) is tried again a second later with the lines added since, from the byte where it
+ * stopped, so the file never keeps half a line once a write succeeds; meanwhile new rollouts are dropped past
+ * `maxQueue`. Lines still unwritten at `close` are `lost`: counted in summary.json's `recording`, and in its
+ * aggregates (which took them when they were added).
  */
 export class RolloutRecorder {
-  private queue: RolloutResult[] = [];
-  private writing?: Promise<void>;
+  private readonly pending = new PendingLines();
+  /** The write of what is pending, due `batchMs` after the first line of the batch (or a retry after a failure). */
+  private due?: NodeJS.Timeout;
   private readonly fd: number;
   /** Bytes in results.jsonl: where the next batch begins. */
   private size: number;
@@ -103,8 +104,12 @@ export class RolloutRecorder {
   private summarized = -1;
   private readonly listeners = new Set<(batch: RecordedBatch) => void>();
   private writeErrorShown = false;
+  /** Rollouts whose lines are in the file. */
   written = 0;
+  /** Rollouts never recorded: past `maxQueue`, or a record JSON cannot hold. */
   dropped = 0;
+  /** Rollouts recorded (in the aggregates and series) whose lines were still unwritten at `close` (a failing disk). */
+  lost = 0;
   private closed = false;
   /** The run dir (core's RunDir): also the store for recorded rollouts' final-state artifacts. */
   readonly runDir: RunDir;
@@ -136,6 +141,8 @@ export class RolloutRecorder {
     this.keeper = new SeriesKeeper(this.runDir.resultsPath, {
       passThreshold: passThresholdOf(env),
       existing: this.size > 0,
+      // a checkpoint only while every line the series holds is in the file
+      canSave: () => this.pending.count === 0 && this.lost === 0,
       ...(options.seriesEveryMs !== undefined ? { everyMs: options.seriesEveryMs } : {}),
     });
     writeFileSync(
@@ -160,26 +167,38 @@ export class RolloutRecorder {
   }
 
   /**
-   * A finished rollout's record, from the rollout service's `onFinished` (every transport): queued to be written.
-   * Past `maxQueue` waiting it is dropped and counted.
+   * A finished rollout's record, from the rollout service's `onFinished` (every transport): its line is encoded now
+   * and written with the batch; the aggregates and series take it now. Past `maxQueue` lines waiting it is dropped
+   * and counted, as is a record JSON cannot hold (a cycle, a BigInt): never a crash.
    */
   add(result: RolloutResult): void {
     if (this.closed) return;
-    if (this.queue.length >= (this.options.maxQueue ?? DEFAULT_MAX_QUEUE)) {
+    if (this.pending.count >= (this.options.maxQueue ?? DEFAULT_MAX_QUEUE)) {
       this.dropped++;
       this.options.prom?.record("dropped");
       return;
     }
-    this.queue.push(result);
-    this.kick();
+    let bytes: number;
+    try {
+      bytes = this.pending.add(result);
+    } catch (e) {
+      this.dropped++;
+      this.options.prom?.record("dropped");
+      this.showError(`--record could not serialize rollout ${String(result.rolloutId)}: ${e}`);
+      return;
+    }
+    this.keeper.add(result, bytes);
+    this.agg.add(result);
+    this.due ??= setTimeout(this.onDue, this.options.batchMs ?? DEFAULT_BATCH_MS);
   }
 
   /**
-   * The dashboard's series of results.jsonl up to `offset` (every line before it), as plain JSON; undefined while
-   * the earlier lines of a run recorded into again are still being read. Holds `explain` (the feed strips it).
+   * The dashboard's series of results.jsonl up to `offset` (every line before it), as plain JSON, once what waits is
+   * written; undefined while the earlier lines of a run recorded into again are still being read, or while a write
+   * fails. Holds `explain` (the feed strips it).
    */
   series(): { offset: number; state: SeriesState } | undefined {
-    return this.keeper.state();
+    return this.write() ? this.keeper.state() : undefined;
   }
 
   /** Call `fn` with each batch once it is in the file; returns the unsubscribe function. */
@@ -188,82 +207,50 @@ export class RolloutRecorder {
     return () => this.listeners.delete(fn);
   }
 
-  private kick(): void {
-    if (this.writing || this.queue.length === 0) return;
-    this.writing = this.drain().finally(() => {
-      this.writing = undefined;
-      this.kick();
-    });
-  }
+  private readonly onDue = (): void => {
+    this.due = undefined;
+    if (!this.write() && !this.closed) this.due = setTimeout(this.onDue, RETRY_MS);
+  };
 
-  private async drain(): Promise<void> {
-    while (this.queue.length) {
-      // the rollouts released within the window join the batch: one write for them all
-      await new Promise((res) => setTimeout(res, this.options.batchMs ?? DEFAULT_BATCH_MS));
-      const batch = this.queue;
-      this.queue = [];
-      this.writeBatch(batch);
-    }
-  }
-
-  private writeBatch(batch: RolloutResult[]): void {
-    const files: string[] = [];
-    const feeds: string[] = [];
-    const kept: RolloutResult[] = [];
-    for (const r of batch) {
-      try {
-        const l = recordLines(r);
-        files.push(l.file);
-        feeds.push(l.feed);
-        kept.push(r);
-      } catch (e) {
-        this.lost(1, e); // a record JSON cannot hold (a cycle, a BigInt): counted, never a crash
-      }
-    }
-    if (!kept.length) return;
-    files.push("");
-    const buf = Buffer.from(files.join("\n"));
+  /** Append what is pending in one write; false when it failed (it stays pending, from the byte it stopped at). */
+  private write(): boolean {
+    const p = this.pending;
+    if (p.count === 0) return true;
+    const bytes = p.bytes;
     try {
-      writeAll(this.fd, buf);
+      while (p.written < bytes.length) p.written += writeSync(this.fd, bytes, p.written, bytes.length - p.written);
     } catch (e) {
-      this.lost(kept.length, e);
-      try {
-        this.size = fstatSync(this.fd).size; // a torn write: the next batch's offsets start where the file ends
-      } catch {
-        /* the file is gone: later writes fail and are counted too */
-      }
-      return;
+      this.showError(`--record could not write to ${this.runDir.resultsPath} (tried again in ${RETRY_MS} ms): ${e}`);
+      return false;
     }
     const start = this.size;
-    this.size += buf.length;
-    this.keeper.appended(kept, start, this.size);
-    for (const r of kept) this.agg.add(r);
-    this.written += kept.length;
-    this.options.prom?.record("written", kept.length);
-    if (this.listeners.size === 0) return;
-    const ends: number[] = [];
-    for (let nl = buf.indexOf(0x0a); nl >= 0; nl = buf.indexOf(0x0a, nl + 1)) ends.push(start + nl + 1);
-    const out: RecordedBatch = { start, ends, lines: feeds };
-    for (const fn of this.listeners) {
-      try {
-        fn(out);
-      } catch {
-        /* a subscriber never stops the recording */
+    this.size += bytes.length;
+    this.written += p.count;
+    this.options.prom?.record("written", p.count);
+    if (this.listeners.size) {
+      const out: RecordedBatch = { start, bytes, ends: p.ends, feedEnds: p.feedEnds };
+      for (const fn of this.listeners) {
+        try {
+          fn(out);
+        } catch {
+          /* a subscriber never stops the recording */
+        }
       }
     }
+    p.clear();
+    this.keeper.maybeSave();
+    return true;
   }
 
-  private lost(n: number, e: unknown): void {
-    this.dropped += n;
-    this.options.prom?.record("dropped", n);
-    if (!this.writeErrorShown) {
-      this.writeErrorShown = true;
-      console.error(`benchmax: --record could not write ${n} rollout(s) to ${this.runDir.resultsPath}: ${e}`);
-    }
+  private showError(message: string): void {
+    if (this.writeErrorShown) return;
+    this.writeErrorShown = true;
+    console.error(`benchmax: ${message}`);
   }
 
   private writeSummary(): void {
     const t = performance.now();
+    this.write(); // the summary counts what the file holds
     this.summarized = this.written + this.dropped;
     try {
       const s = this.agg.summary({
@@ -274,7 +261,10 @@ export class RolloutRecorder {
         durationMs: Date.now() - this.t0,
       });
       // written whole (a temp file renamed): a reader never sees half a summary
-      this.runDir.writeSummary({ ...s, recording: { written: this.written, dropped: this.dropped } } as typeof s);
+      this.runDir.writeSummary({
+        ...s,
+        recording: { written: this.written, dropped: this.dropped, ...(this.lost ? { lost: this.lost } : {}) },
+      } as typeof s);
     } catch {
       /* the next tick tries again */
     }
@@ -288,25 +278,28 @@ export class RolloutRecorder {
     return this.runDir;
   }
 
-  /** Wait until every queued rollout is written (tests, benchmarks). */
+  /** Write every line waiting now (tests, benchmarks); a failing write leaves them waiting for its retry. */
   async flush(): Promise<void> {
-    while (this.writing) await this.writing;
+    this.write();
   }
 
-  /** Write what is queued, the final summary, and close the file. */
+  /** Write what waits, the final summary, and close the file. */
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.flush();
     this.closed = true;
+    if (this.due) clearTimeout(this.due);
     clearInterval(this.timer);
+    if (!this.write()) {
+      this.lost = this.pending.count;
+      this.options.prom?.record("dropped", this.lost);
+      console.error(
+        `benchmax: --record lost ${this.lost} rollout(s): their lines could not be written to ${this.runDir.resultsPath}`,
+      );
+      this.pending.clear();
+    }
     this.writeSummary();
     this.keeper.close();
     this.listeners.clear();
     closeSync(this.fd);
   }
-}
-
-/** Write all of `buf` at the end of the file `fd` (opened for appending). */
-function writeAll(fd: number, buf: Buffer): void {
-  for (let at = 0; at < buf.length; ) at += writeSync(fd, buf, at, buf.length - at);
 }

@@ -346,8 +346,12 @@ export class LiveSeries {
     b.n++;
     b.chars += charsOf(r);
     b.toolCalls += r.toolCalls ?? 0;
-    if (r.toolLatencyMs && typeof r.toolLatencyMs === "object") {
-      for (const [name, times] of Object.entries(r.toolLatencyMs)) {
+    const lat = r.toolLatencyMs;
+    if (lat && typeof lat === "object") {
+      // for…in, not Object.entries: no array of pairs per rollout (the own keys of a prototype-less record)
+      for (const name in lat) {
+        if (!Object.hasOwn(lat, name)) continue;
+        const times = lat[name];
         if (!Array.isArray(times)) continue;
         let tool = name;
         if (!this.tools.has(tool)) {
@@ -366,10 +370,18 @@ export class LiveSeries {
       b.scored++;
       b.rewardSum += x;
       if (x >= this.passThreshold - EPS) b.passes++;
-      for (const [k, v] of Object.entries(r.rewards ?? {})) b.components[k] = (b.components[k] ?? 0) + v;
+      const rewards = r.rewards;
+      if (rewards)
+        for (const k in rewards) if (Object.hasOwn(rewards, k)) b.components[k] = (b.components[k] ?? 0) + rewards[k]!;
       const groups = groupsOf(b);
       const g = groups.get(r.groupId);
-      groups.set(r.groupId, g ? [Math.min(g[0], x), Math.max(g[1], x), g[2] + 1] : [x, x, 1]);
+      if (!g) groups.set(r.groupId, [x, x, 1]);
+      else {
+        // in place: the arrays are this bucket's own (`groupsOf`, `merge` and `fromState` make fresh ones)
+        if (x < g[0]) g[0] = x;
+        if (x > g[1]) g[1] = x;
+        g[2]++;
+      }
     }
     // the row is made when a snapshot or the state needs it: a writer that keeps the series pays only this push
     this.latest.push({ raw: r });

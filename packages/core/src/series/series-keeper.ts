@@ -18,6 +18,11 @@ export interface SeriesKeeperOptions {
    * from 0, and read the rest of the file in the background (`catchUp`). Default false: the file starts empty.
    */
   existing?: boolean;
+  /**
+   * Whether the file holds every line the series does now (default: always). A writer that hands rollouts over
+   * before their lines are written (`serve --record`) says no until they are, and no checkpoint is written meanwhile.
+   */
+  canSave?: () => boolean;
 }
 
 /**
@@ -142,7 +147,8 @@ export class SeriesKeeper {
     else this.catchLater = setTimeout(() => this.catchUp(), 200).unref();
   }
 
-  private maybeSave(): void {
+  /** Write the checkpoint if one is due (see the class): the writer calls it once its lines are in the file. */
+  maybeSave(): void {
     if (this.closed || this.offset === this.savedOffset || this.tail) return;
     const since = performance.now() - this.savedAt;
     if (since < (this.options.everyMs ?? 5000)) return;
@@ -152,7 +158,7 @@ export class SeriesKeeper {
 
   /** Write the checkpoint now (when the series holds something new). */
   save(): boolean {
-    if (this.tail || this.offset === this.savedOffset) return false;
+    if (this.tail || this.offset === this.savedOffset || this.options.canSave?.() === false) return false;
     const t = performance.now();
     const ok = saveCheckpoint(this.dir, this.series, this.offset);
     this.lastSaveMs = performance.now() - t;
