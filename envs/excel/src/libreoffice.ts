@@ -316,6 +316,10 @@ export class LibreOfficeRecalc {
    * file is known: the first in its order without an output.
    * - A file current for `timeoutMs` of running time (the first: from the process's start) is cut: its process is
    *   killed and the file fails (the model's failure for an output), without re-running the batch.
+   * - A process on its file past the suspicion time (below) while another process still converts is parked
+   *   (SIGSTOP) until none converts, or for as long as it had run on that file, once per file: a hung file's spinning
+   *   core goes to the other files (one CPU per process, and fewer cores than processes), and a slow file that is
+   *   not hung waits at most that long more. Parked time does not count against the file's limit.
    * - When every running process has sat on its file past the suspicion time (4× the mean time of a file, at least
    *   SUSPECT_FLOOR_MS, at most `stallMs`) while files wait that none is on, a helper process is started for those
    *   files (once per batch), and the held processes are paused (SIGSTOP) until the helper's first output, so their
@@ -351,6 +355,18 @@ export class LibreOfficeRecalc {
     const unhold = () => {
       for (const p of held) p.resume();
       held = [];
+    };
+    /**
+     * Processes paused while others convert, each on a file past the suspicion time, until when (see the parking
+     * below); and the file each was last parked on (a process is parked at most once per file).
+     */
+    const parked = new Map<Conversion, number>();
+    const parkedOn = new Map<Conversion, number>();
+    const unpark = (p?: Conversion) => {
+      for (const q of p ? [p] : [...parked.keys()]) {
+        q.resume();
+        parked.delete(q);
+      }
     };
     // time on the current file, the time paused left out
     const onFile = (p: Conversion, now: number) => (p.pausedAt ?? now) - p.since;
@@ -394,7 +410,21 @@ export class LibreOfficeRecalc {
       const suspect = (p: Conversion) =>
         Math.min(this.stallMs, Math.max(SUSPECT_FLOOR_MS, 4 * this.fileMs)) + starting(p);
       const waiting = [...left].filter((i) => !onIt.has(i));
-      if (!helper && waiting.length && stalled.length && stalled.every((p) => onFile(p, now) >= suspect(p))) {
+      // a process past the suspicion time while another still converts is parked (paused): a hung file spins a core
+      // the other files need (one CPU per process, fewer cores than processes). It goes on once none converts, or
+      // once parked as long as it had run on the file: a slow file that is not hung waits at most that long more.
+      const suspected = (p: Conversion) => onFile(p, now) >= suspect(p);
+      for (const [p, until] of parked) if (now >= until) unpark(p);
+      const free = (p: Conversion) => !parked.has(p) && !held.includes(p);
+      if (stalled.some((p) => free(p) && !suspected(p))) {
+        for (const p of stalled)
+          if (free(p) && suspected(p) && parkedOn.get(p) !== p.current) {
+            parked.set(p, now + onFile(p, now));
+            parkedOn.set(p, p.current!);
+            p.pause();
+          }
+      } else unpark();
+      if (!helper && waiting.length && stalled.length && stalled.every(suspected)) {
         // every process is held on a file while others wait: a helper takes those, the held ones pause meanwhile
         helper = this.startConversion(batch, waiting);
         this.helpers++;
@@ -454,6 +484,7 @@ export class LibreOfficeRecalc {
     } finally {
       clearInterval(timer);
       unhold();
+      unpark();
       if (detached) this.suspects--;
       await Promise.all(procs.map((p) => p.cleanup()));
     }
