@@ -1,21 +1,12 @@
 import type { RolloutResult } from "@benchmax/core";
+import { recordedRow } from "@benchmax/core/testing";
 import { describe, expect, it } from "vitest";
 import { feedEvents, PendingLines } from "./pending-lines.js";
 
+/** A recorded row with its gold explanation, and text in two-, three- and four-byte UTF-8 (a surrogate pair). */
 const result = (i: number, extra: Partial<RolloutResult> = {}): RolloutResult => ({
-  taskId: `t${i}`,
-  rolloutId: `r${i}`,
-  groupId: `t${i}`,
-  sample: 0,
-  attempt: 0,
-  outcome: "completed",
-  turns: 1,
-  toolCalls: 0,
-  toolErrors: 0,
-  durationMs: 1.25,
-  // two- and three-byte UTF-8, and a surrogate pair (four bytes)
+  ...recordedRow(i),
   messages: [{ role: "assistant", content: `answer ${i} ü ✓ 😀` }],
-  reward: 1,
   explain: { extracted: `${i}`, gold: `GOLD-${i} é` },
   ...extra,
 });

@@ -6,7 +6,8 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { EnvShape, RolloutResult } from "@benchmax/core";
+import type { EnvShape } from "@benchmax/core";
+import { recordedRow as result } from "@benchmax/core/testing";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 
 /** How the next writes go: "ok", "fail" (ENOSPC), or "half" (half the bytes, then ENOSPC). */
@@ -31,22 +32,6 @@ vi.mock("node:fs", async (importOriginal) => {
 const { RolloutRecorder } = await import("./record.js");
 
 const env: EnvShape = { name: "disk", capabilities: { reward: { passThreshold: 1 } } };
-const result = (i: number): RolloutResult => ({
-  taskId: `t${i}`,
-  rolloutId: `r${i}`,
-  groupId: `t${i}`,
-  sample: 0,
-  attempt: 0,
-  outcome: "completed",
-  turns: 1,
-  toolCalls: 0,
-  toolErrors: 0,
-  durationMs: 1,
-  messages: [{ role: "assistant", content: `answer ${i}` }],
-  reward: 1,
-  trainerStep: i,
-});
-
 const dir = mkdtempSync(join(tmpdir(), "benchmax-record-disk-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 afterEach(() => {
