@@ -103,7 +103,8 @@ export class RolloutRecorder {
   /** Rollouts written or dropped when the summary was last written: an idle recording does not rewrite it. */
   private summarized = -1;
   private readonly listeners = new Set<(batch: RecordedBatch) => void>();
-  private writeErrorShown = false;
+  /** The kinds of error already shown (each is shown once, not once per rollout). */
+  private readonly shown = new Set<"serialize" | "write">();
   /** Rollouts whose lines are in the file. */
   written = 0;
   /** Rollouts never recorded: past `maxQueue`, or a record JSON cannot hold. */
@@ -184,7 +185,7 @@ export class RolloutRecorder {
     } catch (e) {
       this.dropped++;
       this.options.prom?.record("dropped");
-      this.showError(`--record could not serialize rollout ${String(result.rolloutId)}: ${e}`);
+      this.showError("serialize", `--record could not serialize rollout ${String(result.rolloutId)}: ${e}`);
       return;
     }
     this.keeper.add(result, bytes);
@@ -220,7 +221,10 @@ export class RolloutRecorder {
     try {
       while (p.written < bytes.length) p.written += writeSync(this.fd, bytes, p.written, bytes.length - p.written);
     } catch (e) {
-      this.showError(`--record could not write to ${this.runDir.resultsPath} (tried again in ${RETRY_MS} ms): ${e}`);
+      this.showError(
+        "write",
+        `--record could not write to ${this.runDir.resultsPath} (tried again in ${RETRY_MS} ms): ${e}`,
+      );
       return false;
     }
     const start = this.size;
@@ -242,9 +246,9 @@ export class RolloutRecorder {
     return true;
   }
 
-  private showError(message: string): void {
-    if (this.writeErrorShown) return;
-    this.writeErrorShown = true;
+  private showError(kind: "serialize" | "write", message: string): void {
+    if (this.shown.has(kind)) return;
+    this.shown.add(kind);
     console.error(`benchmax: ${message}`);
   }
 
