@@ -6,6 +6,9 @@ import { RolloutServiceError } from "./service/service-error.js";
 const PATHISH =
   /^(?:\/|~[\\/]|\.\.?[\\/]|[A-Za-z]:[\\/]|file:)|(?:^|[\\/])\.\.(?:[\\/]|$)|^[\w.-]+(?:[\\/][\w .-]+)+\.[A-Za-z]\w{0,7}$/;
 
+/** Whether a task's string reads as a file path (one line, at most 4096 characters). */
+const pathLike = (s: string) => s.length <= 4096 && !s.includes("\n") && PATHISH.test(s);
+
 function real(p: string): string {
   try {
     return realpathSync(p);
@@ -23,7 +26,7 @@ export function hostPathsIn(
   forEachTaskString(
     value,
     (s, at) => {
-      if (s.length <= 4096 && !s.includes("\n") && PATHISH.test(s)) out.push([at, s]);
+      if (pathLike(s)) out.push([at, s]);
       return out.length <= 64;
     },
     where,
@@ -68,8 +71,7 @@ export function checkHostPaths(task: unknown, dataRoot: string | undefined): voi
 export function resolveHostPaths<T>(value: T, dataRoot: string | undefined): T {
   if (!dataRoot) return value;
   return mapTaskStrings(value, (s) => {
-    const relativePath =
-      s.length <= 4096 && !s.includes("\n") && PATHISH.test(s) && !isAbsolute(s) && !/^(?:~|file:|[A-Za-z]:)/.test(s);
+    const relativePath = pathLike(s) && !isAbsolute(s) && !/^(?:~|file:|[A-Za-z]:)/.test(s);
     return relativePath ? resolve(dataRoot, s) : s;
   });
 }
