@@ -39,6 +39,8 @@ describe("PendingLines", () => {
       expect(JSON.parse(feed)).toEqual(JSON.parse(JSON.stringify(rest)));
       expect(feed).not.toContain("GOLD");
     });
+    // a record without explain: the file's line is its feed form
+    expect(got[1]!.file).toBe(`${got[1]!.feed}\n`);
     // the record itself is left as it was (explain is taken off only while its feed form is serialized)
     expect(rs[0]!.explain).toEqual({ extracted: "1", gold: "GOLD-1 é" });
     expect(Buffer.byteLength(got.map((l) => l.file).join(""))).toBe(bytes);

@@ -9,7 +9,7 @@ const BASE_BYTES = 64 * 1024;
  * JSON (undefined when it has none). The file's line is the first with `,"explain":<second>` before its last brace.
  * Throws when JSON cannot hold the record (a cycle, a BigInt).
  */
-export function recordParts(r: RolloutResult): { feed: string; explain: string | undefined } {
+function recordParts(r: RolloutResult): { feed: string; explain: string | undefined } {
   const explain = r.explain;
   if (explain === undefined) return { feed: JSON.stringify(r), explain: undefined };
   r.explain = undefined;

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type EnvShape, LiveSeries, loadCheckpoint, ResultsTail, type RolloutResult } from "@benchmax/core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { RolloutRecorder, recordLines } from "./record.js";
+import { RolloutRecorder } from "./record.js";
 import { RECORD_FEED_PATH, RecordFeed } from "./record-feed.js";
 
 const TOKEN = "live-token";
@@ -84,18 +84,6 @@ async function follow(want: number, query: string, started: () => void) {
 }
 
 describe("serve --record: one serialization for the file and the live feed", () => {
-  it("writes the record with its explanation and gives the feed the same line without it", () => {
-    const r = result(3);
-    const { file, feed: shown } = recordLines(r);
-    expect(JSON.parse(file)).toEqual(r);
-    expect(r.explain).toEqual({ extracted: "3", gold: "GOLD-3" });
-    const { explain: _gone, ...rest } = r;
-    expect(JSON.parse(shown)).toEqual(rest);
-    expect(shown).not.toContain("GOLD");
-    const plain = recordLines(result(4, { explain: undefined }));
-    expect(plain.file).toBe(plain.feed);
-  });
-
   it("pushes each written batch to followers at the end of the file, with byte offsets as ids, never the gold", async () => {
     // two lines already there: a follower from the start reads them from the file, then gets pushes
     rec.add(result(0));

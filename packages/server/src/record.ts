@@ -10,7 +10,7 @@ import {
   SeriesKeeper,
   type SeriesState,
 } from "@benchmax/core";
-import { PendingLines, recordParts } from "./pending-lines.js";
+import { PendingLines } from "./pending-lines.js";
 import type { PromMetrics } from "./prometheus.js";
 import type { RolloutTags } from "./service/rollout-service.js";
 
@@ -53,17 +53,6 @@ export interface RecordedBatch {
   bytes: Buffer;
   ends: readonly number[];
   feedEnds: readonly number[];
-}
-
-/**
- * A finished rollout as its results.jsonl line and as the feed shows it (without `explain`: the gold beside the
- * extracted answer, diff lines that may quote gold values), serialized once: the file's line is the feed's with
- * `explain` appended.
- */
-export function recordLines(r: RolloutResult): { file: string; feed: string } {
-  const { feed, explain } = recordParts(r);
-  if (explain === undefined) return { file: feed, feed };
-  return { file: feed === "{}" ? `{"explain":${explain}}` : `${feed.slice(0, -1)},"explain":${explain}}`, feed };
 }
 
 /**
