@@ -6,6 +6,7 @@ export default benchmaxVitest({
   // their quick cross-checks (recorded LibreOffice values, openpyxl through python3) stay fast.
   slow: [
     "src/libreoffice-hang.test.ts", // a workbook that hangs LibreOffice, with victims in its batch
+    "src/libreoffice-schedule.test.ts", // a batch's processes and helper, timed, with a scripted soffice
     "src/libreoffice-seal.test.ts", // LibreOffice sealed in the jail: no network, no host files
     "src/libreoffice-event-loop.test.ts", // a large output through LibreOffice and the compare workers: loop delay
     "src/odd-formulas-lo.test.ts", // the odd-formula fixture re-checked against a live LibreOffice

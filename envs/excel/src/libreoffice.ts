@@ -91,7 +91,8 @@ export interface LibreOfficeOptions {
    * (default 10 s): they are converted by the next batch while the slow file keeps its process, up to `timeoutMs`.
    * Sooner, once per batch, a helper process takes them: when every process has sat on its file past 4× the mean
    * time of a file (at least 300 ms, at most `stallMs`), the files none is on are converted by a helper started at
-   * once, while the held processes are paused until its first output (`runBatch`).
+   * once, while the held processes are paused until its first output; or at once when a process is lost on a file
+   * another converts, for the files it had yet to reach (`runBatch`).
    */
   stallMs?: number;
   /** Most files converted by one soffice process (default 64). */
@@ -325,6 +326,12 @@ export class LibreOfficeRecalc {
    *   files (once per batch), and the held processes are paused (SIGSTOP) until the helper's first output, so their
    *   CPU does not slow its start; their paused time does not count against their files' limits. Two hung files
    *   then hold neither the files before, after nor between them: the files between wait about one start-up more.
+   * - Sooner, when two processes that have both converted a file reach the same file (one is stopped: one per file
+   *   is enough), the helper starts at once for the files the stopped one had yet to reach that none is on: when
+   *   the two ends and the middle meet two hung files, the files between them wait no suspicion time. In a batch
+   *   that is not hung the helper stops as soon as another process has converted what it took.
+   * - Of two processes on the same file, the one that has converted a file already keeps it, over one still
+   *   starting; else the one there first.
    * - When every running process has been on its file for `stallMs`, the files no process is on go back to the
    *   queue, first in line; the stalled files keep their processes until done or cut ("suspects"), and the batch's
    *   slot is handed back (at most `concurrency` suspect runs at once beyond the slots).
@@ -385,11 +392,17 @@ export class LibreOfficeRecalc {
       }
       // a process whose remaining files are all converted (by another) has nothing left to do
       for (const p of running) if (!p.order.slice(p.pos).some((i) => left.has(i))) p.stop();
-      // two processes on the same file: one is enough (the one that got there first)
+      // two processes on the same file: one is enough (the one converting already, else the one there first). A
+      // process lost so, both converting, on a file still to convert leaves the batch a process short: the files it
+      // had yet to reach may wait behind a hung one (below)
+      let lost: Conversion | undefined;
       for (const a of running)
         for (const b of running)
-          if (a !== b && !a.stopped && !b.stopped && a.current !== undefined && a.current === b.current)
-            (a.since <= b.since ? b : a).stop();
+          if (a !== b && !a.stopped && !b.stopped && a.current !== undefined && a.current === b.current) {
+            const later = a.pos > 0 !== b.pos > 0 ? (a.pos > 0 ? b : a) : a.since <= b.since ? b : a;
+            later.stop();
+            if (left.has(a.current) && a.pos > 0 && b.pos > 0) lost = later;
+          }
       const live = running.filter((p) => !p.stopped);
       for (const p of live) {
         if (p.stopped || onFile(p, now) < this.timeoutMs) continue;
@@ -424,14 +437,24 @@ export class LibreOfficeRecalc {
             p.pause();
           }
       } else unpark();
-      if (!helper && waiting.length && stalled.length && stalled.every(suspected)) {
-        // every process is held on a file while others wait: a helper takes those, the held ones pause meanwhile
-        helper = this.startConversion(batch, waiting);
+      // every process held on a file while others wait: those files; else a process just lost on a file another is
+      // on (the two may be on hung files: nothing tells one yet from a slow one): the files it had yet to reach, in
+      // its order, none on them
+      const everyHeld = stalled.length > 0 && stalled.every(suspected) && waiting.length > 0;
+      const files = everyHeld
+        ? waiting
+        : (lost?.order.slice(lost.pos + 1).filter((i) => left.has(i) && !onIt.has(i)) ?? []);
+      if (!helper && files.length) {
+        // a helper takes them. Held processes pause until its first output; when the batch only lost a process, the
+        // others go on (the helper stops once what it took is converted by another)
+        helper = this.startConversion(batch, files);
         this.helpers++;
         procs.push(helper);
         drained.push(drain(helper));
-        held = stalled;
-        for (const p of held) p.pause();
+        if (everyHeld) {
+          held = stalled;
+          for (const p of held) p.pause();
+        }
         return;
       }
       if (stalled.length && stalled.every((p) => onFile(p, now) >= stall(p))) {
