@@ -12,6 +12,7 @@ import { findSoffice, LibreOfficeRecalc, OutputRecalcError } from "./libreoffice
 import { rawSheetXlsx } from "./raw-xlsx.js";
 import { scoreOneCase } from "./reward.js";
 import { XlsxValues } from "./xlsx-values.js";
+import { ZipReader } from "./zip.js";
 
 const soffice = findSoffice();
 if (!soffice) console.warn("[env-excel] skipping the LibreOffice hang tests: soffice is not installed");
@@ -107,6 +108,7 @@ describe.skipIf(!soffice)("a hanging workbook in a LibreOffice batch", () => {
     // the same victims alone: one batch, as with the hung files but without them
     const alone = await Promise.all(ks.map((k) => timed(lo.recalc(victim(k)))));
     const helpersBefore = lo.helpers;
+    const standbyBefore = lo.standbyFiles;
     let k = 0;
     const runs = await Promise.all(layout.map((hung) => timed(lo.recalc(hung ? hangBook() : victim(++k)))));
     const victims = runs.filter((_, i) => !layout[i]);
@@ -131,7 +133,7 @@ describe.skipIf(!soffice)("a hanging workbook in a LibreOffice batch", () => {
       expect(h.ms).toBeLessThan(timeoutMs + 20_000);
     }
     expect(lo.running.size).toBe(0);
-    return { victims, alone, helpers: lo.helpers - helpersBefore };
+    return { victims, alone, helpers: lo.helpers - helpersBefore, standbyFiles: lo.standbyFiles - standbyBefore };
   }
 
   it("two hung files hold neither end nor the files between them: every victim within 2× its time alone", async () => {
@@ -144,18 +146,36 @@ describe.skipIf(!soffice)("a hanging workbook in a LibreOffice batch", () => {
     });
   }, 300_000);
 
-  it("a file every process is held from goes to a helper at once, not back to the queue after stallMs", async () => {
-    // [v1, hang, v2, v3, v4, hang, v5, v6]: the middle process takes v4 and v3, then reaches the hung file the
-    // reverse one is on and stops; v2 is held from by all three: a helper converts it while the held ones pause
+  it("a file every process is held from goes to the standby LibreOffice at once, converted as --convert-to does", async () => {
+    // [v1, hang, v2, v3, v4, hang, v5, v6]: forward holds at the first hung file, the middle process takes v4 and v3
+    // and reaches the second hung file with the reverse one; v2 is held from by all three. The spare LibreOffice
+    // started after the victims' batch alone (six files) is this batch's standby: it takes v2 once a process is
+    // suspected (or lost), with no LibreOffice start
     const stallMs = 5000;
-    const { victims, alone, helpers } = await twoHung([false, true, false, false, false, true, false, false], stallMs);
-    expect(helpers).toBe(1);
-    // every process is on a hung file once the last other victim is out: v2 waits about one start-up more (the
-    // suspicion time, then the helper's start), done before the stall would even send it back to the queue
+    const { victims, alone, standbyFiles } = await twoHung(
+      [false, true, false, false, false, true, false, false],
+      stallMs,
+    );
+    expect(standbyFiles).toBeGreaterThanOrEqual(1);
+    // the standby's output is --convert-to's (v2 alone went through --convert-to): every part but the save time
+    const parts = (b: Buffer) => {
+      const z = new ZipReader(b);
+      return Object.fromEntries(
+        z
+          .names()
+          .filter((n) => n !== "docProps/core.xml")
+          .map((n) => [n, z.readText(n)]),
+      );
+    };
+    const [withHung, aloneOut] = [victims[1]!, alone[1]!];
+    expect(withHung.ok && aloneOut.ok).toBe(true);
+    expect(parts((withHung as { b: Buffer }).b)).toEqual(parts((aloneOut as { b: Buffer }).b));
+    // done well before the stall would even send v2 back to the queue, and within 2× of its time alone, as is every
+    // other victim
     const held = Math.max(...victims.filter((_, k) => k !== 1).map((v) => v.ms));
     expect(victims[1]!.ms, `v2: ${victims[1]!.ms.toFixed(0)} ms; the others out by ${held.toFixed(0)} ms`).toBeLessThan(
       held + stallMs,
     );
-    for (const [k, v] of victims.entries()) if (k !== 1) expect(v.ms, `victim ${k + 1}`).toBeLessThan(2 * alone[k]!.ms);
+    for (const [k, v] of victims.entries()) expect(v.ms, `victim ${k + 1}`).toBeLessThan(2 * alone[k]!.ms);
   }, 300_000);
 });

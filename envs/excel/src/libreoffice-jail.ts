@@ -24,6 +24,7 @@ import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chownSync, existsSync, mkdirSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { SERVE_MODULE, SERVE_READY, serveMacroUrl } from "./libreoffice-serve.js";
 import { LIB_DIRS, q, RootPlan } from "./sandbox/bind-lines.js";
 import { cgroupsReady, JailCgroup } from "./sandbox/cgroup.js";
 import { defaultJailCpus, inGroups, jailAvailable, jailNamespaceFlags } from "./sandbox/jail.js";
@@ -47,6 +48,11 @@ function giveToJail(dir: string): void {
     if (e.isDirectory()) giveToJail(p);
     else if (e.isFile()) chownSync(p, LO_HOST_ID, LO_HOST_ID);
   }
+}
+
+/** Hand a file written after the jail started (a standby's input) to the jail's host uid. */
+export function giveFileToJail(path: string): void {
+  if (asRoot()) chownSync(path, LO_HOST_ID, LO_HOST_ID);
 }
 
 /** Exit status of the jail script when the jail itself could not be built (an infra fault, never the file's). */
@@ -120,6 +126,12 @@ export interface SofficeJailSpec {
   template: string;
   /** Make the template instead of converting: the template folder is bound writable, and no file is converted. */
   makeTemplate?: boolean;
+  /**
+   * A standby (libreoffice-serve.ts): no file at start (`names` empty); soffice runs the serve macro from its profile
+   * copy, and the jail moves each `x<k>.xlsx` the host puts in `<hostDir>/in` into `/s/i`, and each output from
+   * `/s/o` to `<hostDir>/out` (the input with it).
+   */
+  serve?: boolean;
   memoryMb: number;
   diskMb: number;
 }
@@ -163,14 +175,16 @@ export function jailScript(spec: SofficeJailSpec): string {
     "--nodefault",
     ...(spec.makeTemplate
       ? ["--terminate_after_init"]
-      : [
-          "--calc",
-          "--convert-to",
-          "xlsx:Calc MS Excel 2007 XML",
-          "--outdir",
-          "/s/o",
-          ...spec.names.map((n) => `/s/i/${n}`),
-        ]),
+      : spec.serve
+        ? [serveMacroUrl("/s/i", "/s/o")]
+        : [
+            "--calc",
+            "--convert-to",
+            "xlsx:Calc MS Excel 2007 XML",
+            "--outdir",
+            "/s/o",
+            ...spec.names.map((n) => `/s/i/${n}`),
+          ]),
   ];
   const run = [
     "prlimit",
@@ -204,16 +218,27 @@ export function jailScript(spec: SofficeJailSpec): string {
       ? `mkdir "$R${profile}"; mount --bind ${q(spec.template)} "$R${profile}"`
       : `cp -a ${q(spec.template)} "$R${profile}"`,
     ...spec.names.map((n) => `cp "$H/in/"${q(n)} "$R/s/i/"${q(n)}; chmod 400 "$R/s/i/"${q(n)}`),
+    ...(spec.serve
+      ? [
+          `mkdir -p "$R${profile}/user/basic/Standard"; cp "$H/serve.xba" "$R${profile}/user/basic/Standard/Module1.xba"`,
+        ]
+      : []),
     'mount -o remount,bind,ro "$R"',
     "trap - EXIT",
     "set +e",
     // each output leaves the jail as soon as LibreOffice has renamed it into place (it writes a temp file first), so
     // the host sees the batch's progress file by file: a file that holds the batch is found without re-running it
     ...(spec.names.length ? [`(while :; do ${copyOut(spec.names)}; sleep 0.05; done) &`] : []),
+    // a standby idles unref'd: it ends itself once the env process is gone (the parent-death signal does not
+    // survive unshare's new user namespace)
+    ...(spec.serve
+      ? [`(while :; do ${serveCopies()}; [ -d /proc/${process.pid} ] || kill -9 -1 2>/dev/null; sleep 0.05; done) &`]
+      : []),
     spec.makeTemplate ? `${run}; rc=$?; if [ "$rc" = 81 ]; then ${run}; rc=$?; fi` : `${run}; rc=$?`,
     // whatever LibreOffice left running (and the copier) dies before the last outputs are copied
     "kill -9 -1 2>/dev/null",
     ...(spec.names.length ? [copyOut(spec.names)] : []),
+    ...(spec.serve ? [serveCopies()] : []),
     'exit "$rc"',
   ];
   return lines.join("\n");
@@ -225,6 +250,18 @@ export function jailScript(spec: SofficeJailSpec): string {
  */
 function copyOut(names: string[]): string {
   return `for n in ${names.map(q).join(" ")}; do f="$R/s/o/$n"; if [ ! -e "$H/out/$n" ] && [ -f "$f" ] && [ ! -L "$f" ]; then cp "$f" "$H/out/.$n" && mv "$H/out/.$n" "$H/out/$n"; fi; done`;
+}
+
+/**
+ * A standby's copies: each `x<k>.xlsx` the host put in `$H/in` moves into `/s/i` (read-only, renamed into place once
+ * whole), and each output (and the ready mark) in `/s/o` moves to `$H/out` the same way, its input removed with it.
+ * LibreOffice writes under dot names, which `x*` does not match.
+ */
+function serveCopies(): string {
+  return [
+    `for f in "$H/in/"x*.xlsx; do [ -f "$f" ] || continue; n="\${f##*/}"; cp "$f" "$R/s/i/.$n" && chmod 400 "$R/s/i/.$n" && mv "$R/s/i/.$n" "$R/s/i/$n" && rm -f "$f"; done`,
+    `for f in "$R/s/o/"x*.xlsx "$R/s/o/${SERVE_READY}"; do [ -f "$f" ] && [ ! -L "$f" ] || continue; n="\${f##*/}"; cp "$f" "$H/out/.$n" && mv "$H/out/.$n" "$H/out/$n" && rm -f "$f" "$R/s/i/$n"; done`,
+  ].join("; ");
 }
 
 /** The CPU group of each command line `jailCommand` made, removed by `runGroup` once that command has exited. */
@@ -240,6 +277,7 @@ export async function jailCommand(spec: SofficeJailSpec): Promise<string[]> {
   if (asRoot()) giveToJail(spec.hostDir);
   // readable by the jail (its host uid owns the folder), written by this process only
   writeFileSync(join(spec.hostDir, "fstab"), rootPlan(spec).fstab(), { mode: 0o644 });
+  if (spec.serve) writeFileSync(join(spec.hostDir, "serve.xba"), SERVE_MODULE, { mode: 0o644 });
   await cgroupsReady();
   const cgroup = await JailCgroup.createAsync(undefined, defaultJailCpus());
   const argv = inGroups(cgroup, [
@@ -315,13 +353,19 @@ export function runGroup(
   timeoutMs: number,
   onSpawn?: (pid: number) => void,
   signal?: AbortSignal,
+  /** Keep this process alive until the group exits (default); false for one that may idle (a LibreOffice spare). */
+  hold = true,
 ): Promise<GroupRun> {
   return new Promise((resolve, reject) => {
     const child = spawnJailProcess(
       argv,
       { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
-      { stdio: ["ignore", "ignore", "pipe"], detached: true, holdUntilExit: true },
+      { stdio: ["ignore", "ignore", "pipe"], detached: true, holdUntilExit: hold },
     );
+    if (!hold) {
+      (child as { unref?: () => void }).unref?.();
+      (child.stderr as { unref?: () => void }).unref?.();
+    }
     child.once("spawn", () => {
       if (child.pid !== undefined) onSpawn?.(child.pid);
     });
@@ -342,6 +386,7 @@ export function runGroup(
       timedOut = true;
       kill();
     }, timeoutMs);
+    if (!hold) timer.unref();
     // the caller stops the run (its work is done elsewhere, or one of its files ran past its own limit)
     const abort = () => kill();
     signal?.addEventListener("abort", abort, { once: true });

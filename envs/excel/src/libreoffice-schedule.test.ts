@@ -85,6 +85,8 @@ describe("a LibreOffice batch's schedule (scripted soffice)", () => {
     const lo = new LibreOfficeRecalc({
       soffice: scriptedSoffice(300, 100, 3000),
       jail: "off",
+      // the scripted soffice converts only what its command line names: no standby
+      standby: false,
       batchWindowMs: 1000,
       concurrency: 1,
       stallMs: 20_000,
@@ -108,6 +110,8 @@ describe("a LibreOffice batch's schedule (scripted soffice)", () => {
     const lo = new LibreOfficeRecalc({
       soffice: scriptedSoffice(300, 250),
       jail: "off",
+      // the scripted soffice converts only what its command line names: no standby
+      standby: false,
       batchWindowMs: 1000,
       concurrency: 1,
       stallMs: 20_000,

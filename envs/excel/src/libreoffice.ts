@@ -7,21 +7,23 @@
  *   folder that cannot be listed, so a `[book0.xlsx]`-style reference resolves to nothing;
  * - external references in a model-written file are refused before LibreOffice sees it (external-refs.ts);
  * - a file that hangs is cut without re-running its batch: a batch runs from both ends (and, for model-written files,
- *   from its middle), outputs come out file by file, a file every process is held from goes to a helper process, and
- *   a file is cut once it alone has held a process past the time limit (`runBatch`).
+ *   from its middle), outputs come out file by file, a file every process is held from goes to a standby LibreOffice
+ *   started ahead (libreoffice-serve.ts) or a helper process, and a file is cut once it alone has held a process past
+ *   the time limit (`runBatch`).
  * Without user namespaces the jail cannot be built: soffice then runs unjailed (external references still refused),
  * with a warning naming the reason, unless `jail: "require"`.
  */
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, rmSync } from "node:fs";
-import { cp, mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { InfraError } from "@benchmax/core";
 import { readShared, sealAsync } from "./compare-pool.js";
 import {
+  giveFileToJail,
   JAIL_SETUP_FAILED,
   jailCommand,
   makeProfileTemplate,
@@ -30,6 +32,7 @@ import {
   sofficeJailAvailable,
   writeProfileSettings,
 } from "./libreoffice-jail.js";
+import { installServeMacro, SERVE_READY, serveMacroUrl, serveName, servePathOk } from "./libreoffice-serve.js";
 
 let found: string | null | undefined;
 
@@ -95,6 +98,13 @@ export interface LibreOfficeOptions {
    * another converts, for the files it had yet to reach (`runBatch`).
    */
   stallMs?: number;
+  /**
+   * Whether a batch of model-written files run from its middle too (`middle`), of STANDBY_MIN_FILES or more, also
+   * starts a standby (default true): a LibreOffice that takes files once started (libreoffice-serve.ts). Files that a
+   * suspected process had yet to reach, none on them, are handed to it one at a time, so a file two hung files hold
+   * from every process waits no LibreOffice start. One more LibreOffice start per such batch.
+   */
+  standby?: boolean;
   /** Most files converted by one soffice process (default 64). */
   batchSize?: number;
   /** How long a free process waits for more files before starting a batch (default 20 ms). */
@@ -131,6 +141,12 @@ interface Conversion {
   stopped: boolean;
   /** When the process was paused (`performance.now()`), while it is. */
   pausedAt?: number;
+  /** A standby (libreoffice-serve.ts): files are handed to it one at a time (`feed`) once it is `ready`. */
+  readonly serve: boolean;
+  /** A standby whose macro runs (it has written its ready mark); always true for a `--convert-to` process. */
+  ready: boolean;
+  /** Hand a standby its next file: batch index `i`, its bytes (appended to `order`; it must be idle and ready). */
+  feed(i: number, xlsx: Buffer): Promise<void>;
   /** Why the process failed (the file's doing when it fails alone), or undefined. */
   failure?: string;
   /** The jail could not be built or soffice not started: never the file's doing. */
@@ -164,6 +180,16 @@ const POLL_MS = 50;
  * none of them is on (`runBatch`); longer when the batch's files take longer (4× their running mean time).
  */
 const SUSPECT_FLOOR_MS = 300;
+
+/**
+ * The fewest model-written files in a batch that starts a standby: below it, the two ends and the middle reach every
+ * file that two hung files leave (checked by hand for 3 to 5 files).
+ */
+const STANDBY_MIN_FILES = 6;
+/** How long a spare LibreOffice waits unused for the next batch before it is stopped (ms). */
+const SPARE_IDLE_MS = 60_000;
+/** The most a spare may run: its idle time and then one batch (its backstop; each file keeps its own limit). */
+const SPARE_MAX_MS = SPARE_IDLE_MS;
 
 const PREFIX = "benchmax-lo-";
 
@@ -215,6 +241,12 @@ export class LibreOfficeRecalc {
   private fileMs = 0;
   /** Helper processes started for held batches (for tests and benchmarks). */
   helpers = 0;
+  /** Files handed to batches' standby processes (for tests and benchmarks). */
+  standbyFiles = 0;
+  private readonly standby: boolean;
+  /** A LibreOffice started ahead, idle until a batch hands it files (`standby`), and when it is stopped unused. */
+  private spare: Conversion | undefined;
+  private spareIdle: NodeJS.Timeout | undefined;
   private readonly maxSuspects: number;
   private readonly windowMs: number;
   private readonly memoryMb: number;
@@ -236,6 +268,7 @@ export class LibreOfficeRecalc {
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.stallMs = Math.max(POLL_MS, options.stallMs ?? 10_000);
     this.middle = options.middle ?? true;
+    this.standby = options.standby ?? true;
     this.batchSize = Math.max(1, options.batchSize ?? 64);
     this.windowMs = Math.max(0, options.batchWindowMs ?? 20);
     this.memoryMb = options.memoryMb ?? 2048;
@@ -332,6 +365,12 @@ export class LibreOfficeRecalc {
    *   that is not hung the helper stops as soon as another process has converted what it took.
    * - Of two processes on the same file, the one that has converted a file already keeps it, over one still
    *   starting; else the one there first.
+   * - A batch of STANDBY_MIN_FILES model-written files or more (run from its middle too) takes the spare LibreOffice
+   *   if one is running (started after such a batch ends, stopped after SPARE_IDLE_MS unused): a standby that takes
+   *   files once started (libreoffice-serve.ts). Once ready and between files, it is handed the next file that a lost
+   *   or suspected process had yet to reach, none on it, so such a file waits neither the helper's start nor the
+   *   suspicion time of the other processes. A standby handed a file is stopped with its batch (it never sees two
+   *   batches' files); one handed none goes back as the spare.
    * - When every running process has been on its file for `stallMs`, the files no process is on go back to the
    *   queue, first in line; the stalled files keep their processes until done or cut ("suspects"), and the batch's
    *   slot is handed back (at most `concurrency` suspect runs at once beyond the slots).
@@ -345,8 +384,15 @@ export class LibreOfficeRecalc {
     };
     const forward = batch.map((_, i) => i);
     const orders = batch.length > 1 ? [forward, [...forward].reverse()] : [forward];
-    if (this.middle && batch.length > 2 && batch[0]!.kind === "output") orders.push(middleOut(batch.length));
+    const middle = this.middle && batch.length > 2 && batch[0]!.kind === "output";
+    if (middle) orders.push(middleOut(batch.length));
     const procs = orders.map((order) => this.startConversion(batch, order));
+    // the spare LibreOffice as this batch's standby (in `procs` from its first file on)
+    const wantStandby =
+      middle && this.standby && batch.length >= STANDBY_MIN_FILES && (this.jailed || servePathOk(tmpdir()));
+    const standby = wantStandby ? this.takeSpare() : undefined;
+    // a spare this batch handed no file goes back for the next; one it used goes with the batch
+    const fed = () => standby !== undefined && standby.order.length > 0;
     // once a process has exited: its last outputs are taken and its scratch folder removed
     const drain = (p: Conversion) =>
       p.finished.then(async () => {
@@ -382,6 +428,8 @@ export class LibreOfficeRecalc {
       for (const p of procs) {
         for (const [i, out] of await p.poll()) settle(i, (q) => q.resolve(out));
       }
+      // a standby not handed a file yet: only whether it is ready
+      if (standby && !procs.includes(standby)) await standby.poll();
       if (done) return;
       // the helper has started converting (or is gone): the held processes go on
       if (held.length && helper && (helper.pos > 0 || helper.ended)) unhold();
@@ -390,20 +438,29 @@ export class LibreOfficeRecalc {
         for (const p of running) p.stop();
         return;
       }
-      // a process whose remaining files are all converted (by another) has nothing left to do
-      for (const p of running) if (!p.order.slice(p.pos).some((i) => left.has(i))) p.stop();
-      // two processes on the same file: one is enough (the one converting already, else the one there first). A
-      // process lost so, both converting, on a file still to convert leaves the batch a process short: the files it
-      // had yet to reach may wait behind a hung one (below)
+      // converting files already: a standby (warm), or a process past its first file (not still starting)
+      const converting = (p: Conversion) => p.serve || p.pos > 0;
+      // a process whose remaining files are all converted (by another) has nothing left to do (a standby waits for
+      // more until the batch is done)
+      for (const p of running) if (!p.serve && !p.order.slice(p.pos).some((i) => left.has(i))) p.stop();
+      // two processes on the same file: one is enough. The one that gives way: a standby (the other's order goes
+      // on), else one still starting, else the one there last. A process lost so, both converting, on a file still
+      // to convert leaves the batch a process short: the files it had yet to reach may wait behind a hung one (below)
+      const givesWay = (a: Conversion, b: Conversion): Conversion => {
+        if (a.serve !== b.serve) return a.serve ? a : b;
+        if (converting(a) !== converting(b)) return converting(a) ? b : a;
+        return a.since <= b.since ? b : a;
+      };
       let lost: Conversion | undefined;
       for (const a of running)
         for (const b of running)
           if (a !== b && !a.stopped && !b.stopped && a.current !== undefined && a.current === b.current) {
-            const later = a.pos > 0 !== b.pos > 0 ? (a.pos > 0 ? b : a) : a.since <= b.since ? b : a;
+            const later = givesWay(a, b);
             later.stop();
-            if (left.has(a.current) && a.pos > 0 && b.pos > 0) lost = later;
+            if (left.has(a.current) && converting(a) && converting(b) && !later.serve) lost = later;
           }
-      const live = running.filter((p) => !p.stopped);
+      // a standby between files is on none
+      const live = running.filter((p) => !p.stopped && p.current !== undefined);
       for (const p of live) {
         if (p.stopped || onFile(p, now) < this.timeoutMs) continue;
         const i = p.current;
@@ -412,17 +469,22 @@ export class LibreOfficeRecalc {
         if (i !== undefined)
           settle(i, (q) => {
             const why = `soffice timed out after ${this.timeoutMs} ms on this workbook (its workbook hung the recalculation)`;
-            void drained[procs.indexOf(p)]!.then(() => q.reject(this.blame(q, new InfraError(why))));
+            // the last file of the batch: a standby it used goes too, before the answer
+            const gone = left.size === 0 && fed() ? standby!.finished : undefined;
+            if (gone) standby!.stop();
+            void Promise.all([drained[procs.indexOf(p)], gone]).then(() =>
+              q.reject(this.blame(q, new InfraError(why))),
+            );
           });
       }
       const onIt = new Set(live.filter((p) => !p.stopped && p.current !== undefined).map((p) => p.current!));
       const stalled = live.filter((p) => !p.stopped);
       // a process still on its first file is also starting: it is held only past the usual start-up on top
-      const starting = (p: Conversion) => (p.pos === 0 ? 2 * (this.startupMs || this.stallMs) : 0);
+      const starting = (p: Conversion) => (converting(p) ? 0 : 2 * (this.startupMs || this.stallMs));
       const stall = (p: Conversion) => this.stallMs + starting(p);
       const suspect = (p: Conversion) =>
         Math.min(this.stallMs, Math.max(SUSPECT_FLOOR_MS, 4 * this.fileMs)) + starting(p);
-      const waiting = [...left].filter((i) => !onIt.has(i));
+      let waiting = [...left].filter((i) => !onIt.has(i));
       // a process past the suspicion time while another still converts is parked (paused): a hung file spins a core
       // the other files need (one CPU per process, fewer cores than processes). It goes on once none converts, or
       // once parked as long as it had run on the file: a slow file that is not hung waits at most that long more.
@@ -437,6 +499,30 @@ export class LibreOfficeRecalc {
             p.pause();
           }
       } else unpark();
+      if (standby && !standby.stopped && !standby.ended && standby.current === undefined) {
+        if (standby.ready) {
+          // the standby, ready and between files, takes the next file that a lost or suspected process had yet to
+          // reach, none on it: a file two hung files hold from every process waits no start-up
+          const from = [...(lost ? [lost] : []), ...stalled.filter((p) => p !== standby && suspected(p))];
+          let next: number | undefined;
+          for (const p of from) {
+            next = p.order.slice(p.pos + 1).find((i) => left.has(i) && !onIt.has(i));
+            if (next !== undefined) break;
+          }
+          if (next !== undefined) {
+            if (!procs.includes(standby)) {
+              procs.push(standby);
+              drained.push(drain(standby));
+            }
+            onIt.add(next);
+            waiting = waiting.filter((i) => i !== next);
+            const s = standby;
+            s.feed(next, batch[next]!.xlsx).catch(() => s.stop());
+          }
+        }
+        // used, and nothing else runs: nothing more to hand it
+        if (fed() && procs.every((p) => p === standby || p.ended)) standby.stop();
+      }
       // every process held on a file while others wait: those files; else a process just lost on a file another is
       // on (the two may be on hung files: nothing tells one yet from a slow one): the files it had yet to reach, in
       // its order, none on them
@@ -444,6 +530,7 @@ export class LibreOfficeRecalc {
       const files = everyHeld
         ? waiting
         : (lost?.order.slice(lost.pos + 1).filter((i) => left.has(i) && !onIt.has(i)) ?? []);
+      // (a standby that took a file above counts as one on it)
       if (!helper && files.length) {
         // a helper takes them. Held processes pause until its first output; when the batch only lost a process, the
         // others go on (the helper stops once what it took is converted by another)
@@ -509,8 +596,50 @@ export class LibreOfficeRecalc {
       unhold();
       unpark();
       if (detached) this.suspects--;
+      if (standby && !fed() && !standby.stopped && !standby.ended) this.keepSpare(standby);
+      else standby?.stop();
       await Promise.all(procs.map((p) => p.cleanup()));
+      // the next such batch finds a spare ready (started here, off this batch's way)
+      if (wantStandby) this.startSpare();
     }
+  }
+
+  /** The spare, if one is running, taken for a batch (no longer idle: its idle limit stops). */
+  private takeSpare(): Conversion | undefined {
+    const s = this.spare;
+    this.spare = undefined;
+    clearTimeout(this.spareIdle);
+    return s && !s.stopped && !s.ended ? s : undefined;
+  }
+
+  /** Keep `s` as the spare (a new one, or one a batch did not use), stopped after SPARE_IDLE_MS unused. */
+  private keepSpare(s: Conversion): void {
+    if (this.spare && this.spare !== s) {
+      s.stop();
+      void s.cleanup();
+      return;
+    }
+    this.spare = s;
+    clearTimeout(this.spareIdle);
+    this.spareIdle = setTimeout(() => {
+      if (this.spare !== s) return;
+      this.spare = undefined;
+      s.stop();
+      void s.cleanup();
+    }, SPARE_IDLE_MS);
+    this.spareIdle.unref();
+  }
+
+  /** Start a spare if none runs: a LibreOffice that takes files once started (libreoffice-serve.ts). */
+  private startSpare(): void {
+    if (this.spare && !this.spare.stopped && !this.spare.ended) return;
+    const s = this.startConversion([], [], true);
+    // one that exits on its own (a failed start) is not kept
+    void s.finished.then(() => {
+      if (this.spare === s) this.spare = undefined;
+      return s.cleanup();
+    });
+    this.keepSpare(s);
   }
 
   /** A model-written file that fails alone, with a working LibreOffice, is the model's doing. */
@@ -557,8 +686,9 @@ export class LibreOfficeRecalc {
   }
 
   /** Start one soffice process converting `batch` in `order`, in its own jail and scratch folder. */
-  private startConversion(batch: Pending[], order: number[]): Conversion {
-    const dir = join(tmpdir(), `${PREFIX}${process.pid}-${randomBytes(8).toString("hex")}`);
+  private startConversion(batch: Pending[], order: number[], serve = false): Conversion {
+    // a spare's folder is named apart: it lives on between batches, on purpose
+    const dir = join(tmpdir(), `${PREFIX}${process.pid}-${serve ? "spare-" : ""}${randomBytes(8).toString("hex")}`);
     const names = order.map(() => `${randomBytes(16).toString("hex")}.xlsx`);
     const abort = new AbortController();
     const seen = new Set<number>();
@@ -577,6 +707,22 @@ export class LibreOfficeRecalc {
       since: performance.now(),
       ended: false,
       stopped: false,
+      serve,
+      ready: !serve,
+      feed: async (i: number, xlsx: Buffer) => {
+        const name = serveName(order.length + 1);
+        order.push(i);
+        names.push(name);
+        c.since = performance.now();
+        this.standbyFiles++;
+        // converting now: counted with the batch's processes
+        if (pid !== undefined) this.running.add(pid);
+        // whole before it is seen: written under a dot name, then renamed
+        const tmp = join(dir, "in", `.${name}`);
+        await writeFile(tmp, xlsx, { mode: 0o600 });
+        giveFileToJail(tmp);
+        await rename(tmp, join(dir, "in", name));
+      },
       get current() {
         return c.order[c.pos];
       },
@@ -604,6 +750,7 @@ export class LibreOfficeRecalc {
           return [];
         }
         const have = new Set(listed);
+        if (serve && !c.ready && have.has(SERVE_READY)) c.ready = true;
         const got: Array<[number, Buffer]> = [];
         for (let k = 0; k < names.length; k++) {
           const i = order[k]!;
@@ -618,6 +765,11 @@ export class LibreOfficeRecalc {
         while (c.pos < order.length && seen.has(order[c.pos]!)) c.pos++;
         if (c.pos !== before) {
           const now = performance.now();
+          if (serve) {
+            // a standby's time to an output is neither a start-up nor a batch's time per file
+            c.since = now;
+            return got;
+          }
           // how long a process takes to its first output: start-up is not a stall
           if (before === 0)
             this.startupMs = this.startupMs ? 0.8 * this.startupMs + 0.2 * (now - c.since) : now - c.since;
@@ -642,7 +794,10 @@ export class LibreOfficeRecalc {
         await mkdir(join(dir, "in"), { recursive: true, mode: 0o700 });
         await mkdir(join(dir, "out"), { mode: 0o700 });
         await Promise.all(order.map((i, k) => writeFile(join(dir, "in", names[k]!), batch[i]!.xlsx, { mode: 0o600 })));
-        if (!this.jailed) await cp(template, join(dir, "profile"), { recursive: true });
+        if (!this.jailed) {
+          await cp(template, join(dir, "profile"), { recursive: true });
+          if (serve) installServeMacro(join(dir, "profile"));
+        }
         const argv = this.jailed
           ? await jailCommand({
               installDir: this.installDir!,
@@ -651,8 +806,9 @@ export class LibreOfficeRecalc {
               template,
               memoryMb: this.memoryMb,
               diskMb: this.diskMb,
+              ...(serve ? { serve } : {}),
             })
-          : this.unjailedCommand(dir, names, join(dir, "profile"));
+          : this.unjailedCommand(dir, names, join(dir, "profile"), serve);
         this.processes++;
         c.since = performance.now();
         let run: Awaited<ReturnType<typeof runGroup>>;
@@ -660,12 +816,15 @@ export class LibreOfficeRecalc {
           // a backstop only: each file's own limit is kept by runBatch
           run = await runGroup(
             argv,
-            this.timeoutMs * (order.length + 1),
+            serve ? SPARE_MAX_MS + this.timeoutMs * (this.batchSize + 1) : this.timeoutMs * (order.length + 1),
             (p) => {
               pid = p;
-              this.running.add(p);
+              // a spare counts once it converts (`feed`)
+              if (!serve || order.length) this.running.add(p);
             },
             abort.signal,
+            // a spare idles without keeping this process alive
+            !serve,
           );
         } catch (e) {
           throw new InfraError(`soffice failed to start: ${(e as Error).message}`);
@@ -689,7 +848,7 @@ export class LibreOfficeRecalc {
   }
 
   /** Without namespaces: soffice on the host, a fresh copy of the profile per batch, in its own process group. */
-  private unjailedCommand(dir: string, names: string[], profile: string): string[] {
+  private unjailedCommand(dir: string, names: string[], profile: string, serve = false): string[] {
     const pdeath = existsSync("/usr/bin/setpriv") ? ["setpriv", "--pdeathsig", "KILL", "--"] : [];
     return [
       ...pdeath,
@@ -700,16 +859,18 @@ export class LibreOfficeRecalc {
       `-env:UserInstallation=${pathToFileURL(profile).href}`,
       "--headless",
       "--norestore",
-      ...(names.length
-        ? [
-            "--calc",
-            "--convert-to",
-            "xlsx:Calc MS Excel 2007 XML",
-            "--outdir",
-            join(dir, "out"),
-            ...names.map((n) => join(dir, "in", n)),
-          ]
-        : ["--terminate_after_init"]),
+      ...(serve
+        ? [serveMacroUrl(join(dir, "in"), join(dir, "out"))]
+        : names.length
+          ? [
+              "--calc",
+              "--convert-to",
+              "xlsx:Calc MS Excel 2007 XML",
+              "--outdir",
+              join(dir, "out"),
+              ...names.map((n) => join(dir, "in", n)),
+            ]
+          : ["--terminate_after_init"]),
     ];
   }
 }

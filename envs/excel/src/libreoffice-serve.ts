@@ -1,0 +1,70 @@
+/**
+ * A LibreOffice that takes its files after it has started: the standby process of a batch (`LibreOfficeRecalc`). A
+ * `--convert-to` process is handed its files when it starts, so a file that every process of a batch is held from
+ * (two hung files around it) used to wait for a helper's whole start-up (about half a second). The standby starts
+ * with the batch, runs the Basic macro below from its own profile (application Basic, which the profile's
+ * `DisableMacrosExecution` leaves on: that setting and `MacroSecurityLevel` 3 keep the workbooks' own macros off), and
+ * converts `x1.xlsx`, `x2.xlsx`, … as each appears in its input folder, one at a time, the way `--convert-to` does:
+ * loaded hidden, saved with the "Calc MS Excel 2007 XML" filter (the same bytes as `--convert-to`'s output, checked
+ * in libreoffice-hang.test.ts). Each output is written under a dot name and renamed into place. The host hands the
+ * next file only once the last one is out, so the jail never holds more than the file being converted.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+/** The macro's module (replaces the profile's empty `Standard.Module1`). */
+const MODULE = `<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE script:module PUBLIC "-//OpenOffice.org//DTD OfficeDocument 1.0//EN" "module.dtd">
+<script:module xmlns:script="http://openoffice.org/2000/script" script:name="Module1" script:language="StarBasic">
+Sub BenchmaxServe(inDir As String, outDir As String)
+  Dim load(0) As New com.sun.star.beans.PropertyValue
+  load(0).Name = "Hidden"
+  load(0).Value = True
+  Dim store(0) As New com.sun.star.beans.PropertyValue
+  store(0).Name = "FilterName"
+  store(0).Value = "Calc MS Excel 2007 XML"
+  Dim k As Long
+  Dim doc As Object
+  Dim f As String
+  Open outDir &amp; "/ready" For Output As #1
+  Close #1
+  k = 1
+  Do
+    f = inDir &amp; "/x" &amp; k &amp; ".xlsx"
+    If FileExists(f) Then
+      doc = StarDesktop.loadComponentFromURL(ConvertToURL(f), "_blank", 0, load())
+      doc.storeToURL(ConvertToURL(outDir &amp; "/.x" &amp; k &amp; ".xlsx"), store())
+      doc.close(True)
+      Name outDir &amp; "/.x" &amp; k &amp; ".xlsx" As outDir &amp; "/x" &amp; k &amp; ".xlsx"
+      k = k + 1
+    Else
+      Wait 50
+    End If
+  Loop
+End Sub
+</script:module>
+`;
+
+/** The name of the k-th file (from 1) handed to a standby, in its input folder and in its output folder. */
+export const serveName = (k: number): string => `x${k}.xlsx`;
+
+/** What a standby writes in its output folder once its macro runs. */
+export const SERVE_READY = "ready";
+
+/** The command-line argument that runs the macro on `inDir` and `outDir` (paths without `"`, `,` or `)`). */
+export function serveMacroUrl(inDir: string, outDir: string): string {
+  return `macro:///Standard.Module1.BenchmaxServe("${inDir}","${outDir}")`;
+}
+
+/** Whether a folder can be named in the macro's URL. */
+export const servePathOk = (p: string): boolean => !/[",()\n]/.test(p);
+
+/** Install the macro into a profile folder (a standby's own copy of the profile template). */
+export function installServeMacro(profile: string): void {
+  const dir = join(profile, "user", "basic", "Standard");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "Module1.xba"), MODULE);
+}
+
+/** The macro's module file, for the jail to copy into its profile (`jailScript`). */
+export const SERVE_MODULE = MODULE;
