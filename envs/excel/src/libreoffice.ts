@@ -247,14 +247,17 @@ export class LibreOfficeRecalc {
   /** A LibreOffice started ahead, idle until a batch hands it files (`standby`), and when it is stopped unused. */
   private spare: Conversion | undefined;
   private spareIdle: NodeJS.Timeout | undefined;
+  private spareStarted = false;
   private readonly maxSuspects: number;
   private readonly windowMs: number;
   private readonly memoryMb: number;
   private readonly diskMb: number;
   private readonly installDir: string | null;
   private timer: NodeJS.Timeout | undefined;
-  /** soffice processes started (for benchmarks). */
+  /** soffice processes started to convert a batch's files (for benchmarks); spares are counted in `spares`. */
   processes = 0;
+  /** Spare LibreOffice processes started (`standby`). */
+  spares = 0;
   /** Whether conversions run in the jail, and why (or why not). */
   readonly jailed: boolean;
   readonly jailReason: string;
@@ -300,6 +303,12 @@ export class LibreOfficeRecalc {
    * model-written output has its external references refused first, and never shares a batch with a gold.
    */
   async recalc(xlsx: Buffer, kind: RecalcKind = "output"): Promise<Buffer> {
+    // the first model-written file starts the spare: ready before a batch needs it (after that, a batch that used
+    // it starts the next)
+    if (kind === "output" && this.standby && !this.spareStarted) {
+      this.spareStarted = true;
+      this.startSpare();
+    }
     // the model's XML is scanned on a worker thread (compare-pool.ts), never on the event loop
     const input = kind === "output" ? await sealOutput(xlsx) : xlsx;
     return new Promise((resolve, reject) => {
@@ -366,11 +375,12 @@ export class LibreOfficeRecalc {
    * - Of two processes on the same file, the one that has converted a file already keeps it, over one still
    *   starting; else the one there first.
    * - A batch of STANDBY_MIN_FILES model-written files or more (run from its middle too) takes the spare LibreOffice
-   *   if one is running (started after such a batch ends, stopped after SPARE_IDLE_MS unused): a standby that takes
-   *   files once started (libreoffice-serve.ts). Once ready and between files, it is handed the next file that a lost
-   *   or suspected process had yet to reach, none on it, so such a file waits neither the helper's start nor the
-   *   suspicion time of the other processes. A standby handed a file is stopped with its batch (it never sees two
-   *   batches' files); one handed none goes back as the spare.
+   *   if one is running (started with the first model-written file and after a batch that used one, stopped after
+   *   SPARE_IDLE_MS unused): a standby that takes files once started (libreoffice-serve.ts). Once ready and between
+   *   files, it is handed the next file that a lost process, or one past the suspicion time (on a first file: past
+   *   one usual start-up on top), had yet to reach, none on it, so such a file waits neither the helper's start nor
+   *   the suspicion time of the other processes; with it ready, a lost process starts no helper. A standby handed a
+   *   file is stopped with its batch (it never sees two batches' files); one handed none goes back as the spare.
    * - When every running process has been on its file for `stallMs`, the files no process is on go back to the
    *   queue, first in line; the stalled files keep their processes until done or cut ("suspects"), and the batch's
    *   slot is handed back (at most `concurrency` suspect runs at once beyond the slots).
@@ -423,6 +433,8 @@ export class LibreOfficeRecalc {
     };
     // time on the current file, the time paused left out
     const onFile = (p: Conversion, now: number) => (p.pausedAt ?? now) - p.since;
+    /** Processes lost on a file another converts: the files they had yet to reach go to the standby one by one. */
+    const lostOnes: Conversion[] = [];
     const tick = async () => {
       const now = performance.now();
       for (const p of procs) {
@@ -443,11 +455,10 @@ export class LibreOfficeRecalc {
       // a process whose remaining files are all converted (by another) has nothing left to do (a standby waits for
       // more until the batch is done)
       for (const p of running) if (!p.serve && !p.order.slice(p.pos).some((i) => left.has(i))) p.stop();
-      // two processes on the same file: one is enough. The one that gives way: a standby (the other's order goes
-      // on), else one still starting, else the one there last. A process lost so, both converting, on a file still
-      // to convert leaves the batch a process short: the files it had yet to reach may wait behind a hung one (below)
+      // two processes on the same file: one is enough. The one that gives way: one still starting, else the one
+      // there last. A process lost so, both converting, on a file still to convert leaves the batch a process short:
+      // the files it had yet to reach may wait behind a hung one (below)
       const givesWay = (a: Conversion, b: Conversion): Conversion => {
-        if (a.serve !== b.serve) return a.serve ? a : b;
         if (converting(a) !== converting(b)) return converting(a) ? b : a;
         return a.since <= b.since ? b : a;
       };
@@ -457,7 +468,10 @@ export class LibreOfficeRecalc {
           if (a !== b && !a.stopped && !b.stopped && a.current !== undefined && a.current === b.current) {
             const later = givesWay(a, b);
             later.stop();
-            if (left.has(a.current) && converting(a) && converting(b) && !later.serve) lost = later;
+            if (left.has(a.current) && converting(a) && converting(b) && !later.serve) {
+              lost = later;
+              lostOnes.push(later);
+            }
           }
       // a standby between files is on none
       const live = running.filter((p) => !p.stopped && p.current !== undefined);
@@ -489,6 +503,11 @@ export class LibreOfficeRecalc {
       // the other files need (one CPU per process, fewer cores than processes). It goes on once none converts, or
       // once parked as long as it had run on the file: a slow file that is not hung waits at most that long more.
       const suspected = (p: Conversion) => onFile(p, now) >= suspect(p);
+      // sooner for the standby (no start to pay): a process still on its first file, past one usual start-up on top
+      const toStandby = (p: Conversion) =>
+        onFile(p, now) >=
+        Math.min(this.stallMs, Math.max(SUSPECT_FLOOR_MS, 4 * this.fileMs)) +
+          (converting(p) ? 0 : this.startupMs || this.stallMs);
       for (const [p, until] of parked) if (now >= until) unpark(p);
       const free = (p: Conversion) => !parked.has(p) && !held.includes(p);
       if (stalled.some((p) => free(p) && !suspected(p))) {
@@ -503,7 +522,7 @@ export class LibreOfficeRecalc {
         if (standby.ready) {
           // the standby, ready and between files, takes the next file that a lost or suspected process had yet to
           // reach, none on it: a file two hung files hold from every process waits no start-up
-          const from = [...(lost ? [lost] : []), ...stalled.filter((p) => p !== standby && suspected(p))];
+          const from = [...lostOnes, ...stalled.filter((p) => p !== standby && toStandby(p))];
           let next: number | undefined;
           for (const p of from) {
             next = p.order.slice(p.pos + 1).find((i) => left.has(i) && !onIt.has(i));
@@ -527,10 +546,13 @@ export class LibreOfficeRecalc {
       // on (the two may be on hung files: nothing tells one yet from a slow one): the files it had yet to reach, in
       // its order, none on them
       const everyHeld = stalled.length > 0 && stalled.every(suspected) && waiting.length > 0;
+      // (a standby that took a file above counts as one on it; a ready one takes the lost process's files one by one)
+      const standbyServes = standby?.ready && !standby.stopped && !standby.ended;
       const files = everyHeld
         ? waiting
-        : (lost?.order.slice(lost.pos + 1).filter((i) => left.has(i) && !onIt.has(i)) ?? []);
-      // (a standby that took a file above counts as one on it)
+        : standbyServes
+          ? []
+          : (lost?.order.slice(lost.pos + 1).filter((i) => left.has(i) && !onIt.has(i)) ?? []);
       if (!helper && files.length) {
         // a helper takes them. Held processes pause until its first output; when the batch only lost a process, the
         // others go on (the helper stops once what it took is converted by another)
@@ -599,7 +621,7 @@ export class LibreOfficeRecalc {
       if (standby && !fed() && !standby.stopped && !standby.ended) this.keepSpare(standby);
       else standby?.stop();
       await Promise.all(procs.map((p) => p.cleanup()));
-      // the next such batch finds a spare ready (started here, off this batch's way)
+      // the next such batch finds a spare ready (started here, off this batch's way), or the one it gave back
       if (wantStandby) this.startSpare();
     }
   }
@@ -809,7 +831,8 @@ export class LibreOfficeRecalc {
               ...(serve ? { serve } : {}),
             })
           : this.unjailedCommand(dir, names, join(dir, "profile"), serve);
-        this.processes++;
+        if (serve) this.spares++;
+        else this.processes++;
         c.since = performance.now();
         let run: Awaited<ReturnType<typeof runGroup>>;
         try {
