@@ -15,7 +15,8 @@
  *   No `/proc`, no `/etc/passwd`, no home, no workspace, no dataset folder.
  * - `/s` is a tmpfs of `diskMb`: `/s/i` (mode 0111: not listable) holds only this batch's inputs, each under an
  *   unguessable random name; `/s/o` (0300) receives the outputs; `/s/p/<random>` (in a 0111 folder) is a fresh copy
- *   of a profile made once per process; `/tmp` and `/var/tmp` point to `/s/t` (0300). Inside, soffice runs after
+ *   of a profile made once per process (a standby's, libreoffice-serve.ts, holds one file at a time, `x<k>.xlsx`,
+ *   moved in once the last is out); `/tmp` and `/var/tmp` point to `/s/t` (0300). Inside, soffice runs after
  *   `chroot` with every capability dropped, so root obeys mode bits (checked: `ls /s/i` is refused in the jail).
  * - `prlimit`: address space (`memoryMb`), file size, open files, no core dumps; as root, `setpriv` first makes the
  *   jail's user namespace map to the unprivileged host uid `LO_HOST_ID`, so a process cap holds too (`--nproc`).

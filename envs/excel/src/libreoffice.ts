@@ -377,10 +377,11 @@ export class LibreOfficeRecalc {
    * - A batch of STANDBY_MIN_FILES model-written files or more (run from its middle too) takes the spare LibreOffice
    *   if one is running (started with the first model-written file and after a batch that used one, stopped after
    *   SPARE_IDLE_MS unused): a standby that takes files once started (libreoffice-serve.ts). Once ready and between
-   *   files, it is handed the next file that a lost process, or one past the suspicion time (on a first file: past
-   *   one usual start-up on top), had yet to reach, none on it, so such a file waits neither the helper's start nor
-   *   the suspicion time of the other processes; with it ready, a lost process starts no helper. A standby handed a
-   *   file is stopped with its batch (it never sees two batches' files); one handed none goes back as the spare.
+   *   files, it is handed the next file that a lost or suspected process had yet to reach, none on it, so such a
+   *   file waits neither the helper's start nor the suspicion time of the other processes; with it ready, a lost
+   *   process starts no helper, and the files every lost process had yet to reach go to the standby one by one. A
+   *   standby handed a file is stopped with its batch (it never sees two batches' files); one handed none goes back
+   *   as the spare.
    * - When every running process has been on its file for `stallMs`, the files no process is on go back to the
    *   queue, first in line; the stalled files keep their processes until done or cut ("suspects"), and the batch's
    *   slot is handed back (at most `concurrency` suspect runs at once beyond the slots).
@@ -456,8 +457,9 @@ export class LibreOfficeRecalc {
       // more until the batch is done)
       for (const p of running) if (!p.serve && !p.order.slice(p.pos).some((i) => left.has(i))) p.stop();
       // two processes on the same file: one is enough. The one that gives way: one still starting, else the one
-      // there last. A process lost so, both converting, on a file still to convert leaves the batch a process short:
-      // the files it had yet to reach may wait behind a hung one (below)
+      // there last (a standby keeps a file it was handed: it converts it in a fraction of a second). A process lost
+      // so, both converting, on a file still to convert leaves the batch a process short: the files it had yet to
+      // reach may wait behind a hung one (below)
       const givesWay = (a: Conversion, b: Conversion): Conversion => {
         if (converting(a) !== converting(b)) return converting(a) ? b : a;
         return a.since <= b.since ? b : a;
@@ -503,11 +505,6 @@ export class LibreOfficeRecalc {
       // the other files need (one CPU per process, fewer cores than processes). It goes on once none converts, or
       // once parked as long as it had run on the file: a slow file that is not hung waits at most that long more.
       const suspected = (p: Conversion) => onFile(p, now) >= suspect(p);
-      // sooner for the standby (no start to pay): a process still on its first file, past one usual start-up on top
-      const toStandby = (p: Conversion) =>
-        onFile(p, now) >=
-        Math.min(this.stallMs, Math.max(SUSPECT_FLOOR_MS, 4 * this.fileMs)) +
-          (converting(p) ? 0 : this.startupMs || this.stallMs);
       for (const [p, until] of parked) if (now >= until) unpark(p);
       const free = (p: Conversion) => !parked.has(p) && !held.includes(p);
       if (stalled.some((p) => free(p) && !suspected(p))) {
@@ -522,7 +519,7 @@ export class LibreOfficeRecalc {
         if (standby.ready) {
           // the standby, ready and between files, takes the next file that a lost or suspected process had yet to
           // reach, none on it: a file two hung files hold from every process waits no start-up
-          const from = [...lostOnes, ...stalled.filter((p) => p !== standby && toStandby(p))];
+          const from = [...lostOnes, ...stalled.filter((p) => p !== standby && suspected(p))];
           let next: number | undefined;
           for (const p of from) {
             next = p.order.slice(p.pos + 1).find((i) => left.has(i) && !onIt.has(i));
