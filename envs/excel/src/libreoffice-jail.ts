@@ -230,8 +230,8 @@ export function jailScript(spec: SofficeJailSpec): string {
     // each output leaves the jail as soon as LibreOffice has renamed it into place (it writes a temp file first), so
     // the host sees the batch's progress file by file: a file that holds the batch is found without re-running it
     ...(spec.names.length ? [`(while :; do ${copyOut(spec.names)}; sleep 0.05; done) &`] : []),
-    // a standby idles unref'd: it ends itself once the env process is gone (the parent-death signal does not
-    // survive unshare's new user namespace)
+    // a standby idles unref'd: it ends itself once the env process is gone (without this check, a spare was seen
+    // outliving its env process: the parent-death signal did not reach it)
     ...(spec.serve
       ? [`(while :; do ${serveCopies()}; [ -d /proc/${process.pid} ] || kill -9 -1 2>/dev/null; sleep 0.05; done) &`]
       : []),
