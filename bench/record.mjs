@@ -26,6 +26,9 @@ const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 25_000);
 const MEASURE_MS = Number(process.env.BENCH_MEASURE_MS ?? 1500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12);
 const PAIRED_ROUNDS = Number(process.env.BENCH_PAIRED_ROUNDS ?? 8);
+// the CPU figure is read from the side-by-side rounds
+if (!(PAIRED_ROUNDS >= 1))
+  throw new Error(`BENCH_PAIRED_ROUNDS must be 1 or more (got ${process.env.BENCH_PAIRED_ROUNDS})`);
 const TOKEN = "bench-token";
 const SCRAPE_MS = Number(process.env.BENCH_SCRAPE_MS ?? 1000);
 
