@@ -305,7 +305,7 @@ export class LibreOfficeRecalc {
   async recalc(xlsx: Buffer, kind: RecalcKind = "output"): Promise<Buffer> {
     // the first model-written file starts the spare: ready before a batch needs it (after that, a batch that used
     // it starts the next)
-    if (kind === "output" && this.standby && !this.spareStarted) {
+    if (kind === "output" && this.sparesUseful && !this.spareStarted) {
       this.spareStarted = true;
       this.startSpare();
     }
@@ -399,8 +399,7 @@ export class LibreOfficeRecalc {
     if (middle) orders.push(middleOut(batch.length));
     const procs = orders.map((order) => this.startConversion(batch, order));
     // the spare LibreOffice as this batch's standby (in `procs` from its first file on)
-    const wantStandby =
-      middle && this.standby && batch.length >= STANDBY_MIN_FILES && (this.jailed || servePathOk(tmpdir()));
+    const wantStandby = middle && this.sparesUseful && batch.length >= STANDBY_MIN_FILES;
     const standby = wantStandby ? this.takeSpare() : undefined;
     // a spare this batch handed no file goes back for the next; one it used goes with the batch
     const fed = () => standby !== undefined && standby.order.length > 0;
@@ -621,6 +620,11 @@ export class LibreOfficeRecalc {
       // the next such batch finds a spare ready (started here, off this batch's way), or the one it gave back
       if (wantStandby) this.startSpare();
     }
+  }
+
+  /** Whether a batch can take a spare: run from its middle, big enough, and a macro URL that can name the folders. */
+  private get sparesUseful(): boolean {
+    return this.standby && this.middle && this.batchSize >= STANDBY_MIN_FILES && (this.jailed || servePathOk(tmpdir()));
   }
 
   /** The spare, if one is running, taken for a batch (no longer idle: its idle limit stops). */
