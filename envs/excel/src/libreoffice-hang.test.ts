@@ -107,8 +107,13 @@ describe.skipIf(!soffice)("a hanging workbook in a LibreOffice batch", () => {
     await lo.recalc(victim(0)); // the profile
     // the same victims alone: one batch, as with the hung files but without them
     const alone = await Promise.all(ks.map((k) => timed(lo.recalc(victim(k)))));
+    // the alone batch's slot comes back once its processes are cleaned up: a pump then would start the next batch at
+    // once, without the files still being sealed (the hung ones take longest). Wait for it, so the window forms the
+    // batch; the process count below shows it held all eight files
+    await new Promise((r) => setTimeout(r, 1500));
     const helpersBefore = lo.helpers;
     const standbyBefore = lo.standbyFiles;
+    const processesBefore = lo.processes;
     let k = 0;
     const runs = await Promise.all(layout.map((hung) => timed(lo.recalc(hung ? hangBook() : victim(++k)))));
     const victims = runs.filter((_, i) => !layout[i]);
@@ -133,6 +138,8 @@ describe.skipIf(!soffice)("a hanging workbook in a LibreOffice batch", () => {
       expect(h.ms).toBeLessThan(timeoutMs + 20_000);
     }
     expect(lo.running.size).toBe(0);
+    // one batch of every file: forward, reverse and middle (helpers aside; a standby is not counted here)
+    expect(lo.processes - processesBefore - (lo.helpers - helpersBefore)).toBe(3);
     return { victims, alone, helpers: lo.helpers - helpersBefore, standbyFiles: lo.standbyFiles - standbyBefore };
   }
 
