@@ -99,10 +99,11 @@ export interface LibreOfficeOptions {
    */
   stallMs?: number;
   /**
-   * Whether a batch of model-written files run from its middle too (`middle`), of STANDBY_MIN_FILES or more, also
-   * starts a standby (default true): a LibreOffice that takes files once started (libreoffice-serve.ts). Files that a
-   * suspected process had yet to reach, none on them, are handed to it one at a time, so a file two hung files hold
-   * from every process waits no LibreOffice start. One more LibreOffice start per such batch.
+   * Whether a batch of model-written files run from its middle too (`middle`), of STANDBY_MIN_FILES or more, takes a
+   * spare LibreOffice as its standby (default true): one that takes files once started (libreoffice-serve.ts), started
+   * with the first model-written file and after each batch that used one, stopped after SPARE_IDLE_MS unused. Files
+   * that a lost or suspected process had yet to reach, none on them, are handed to it one at a time, so a file two hung
+   * files hold from every process waits no LibreOffice start.
    */
   standby?: boolean;
   /** Most files converted by one soffice process (default 64). */
