@@ -25,7 +25,7 @@ import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chownSync, existsSync, mkdirSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { SERVE_MODULE, SERVE_READY, serveMacroUrl } from "./libreoffice-serve.js";
+import { SERVE_MODULE, SERVE_MODULE_PATH, SERVE_READY, serveMacroUrl } from "./libreoffice-serve.js";
 import { LIB_DIRS, q, RootPlan } from "./sandbox/bind-lines.js";
 import { cgroupsReady, JailCgroup } from "./sandbox/cgroup.js";
 import { defaultJailCpus, inGroups, jailAvailable, jailNamespaceFlags } from "./sandbox/jail.js";
@@ -220,9 +220,7 @@ export function jailScript(spec: SofficeJailSpec): string {
       : `cp -a ${q(spec.template)} "$R${profile}"`,
     ...spec.names.map((n) => `cp "$H/in/"${q(n)} "$R/s/i/"${q(n)}; chmod 400 "$R/s/i/"${q(n)}`),
     ...(spec.serve
-      ? [
-          `mkdir -p "$R${profile}/user/basic/Standard"; cp "$H/serve.xba" "$R${profile}/user/basic/Standard/Module1.xba"`,
-        ]
+      ? [`mkdir -p "$R${profile}/${dirname(SERVE_MODULE_PATH)}"; cp "$H/serve.xba" "$R${profile}/${SERVE_MODULE_PATH}"`]
       : []),
     'mount -o remount,bind,ro "$R"',
     "trap - EXIT",

@@ -11,10 +11,13 @@
  * file only once the last one is out, so the jail never holds more than the file being converted.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
-/** The macro's module (replaces the profile's empty `Standard.Module1`). */
-const MODULE = `<?xml version="1.0" encoding="UTF-8"?>
+/** Where the macro's module lives in a profile folder: it replaces the profile's empty `Standard.Module1`. */
+export const SERVE_MODULE_PATH = "user/basic/Standard/Module1.xba";
+
+/** The macro's module (the file at SERVE_MODULE_PATH). */
+export const SERVE_MODULE = `<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE script:module PUBLIC "-//OpenOffice.org//DTD OfficeDocument 1.0//EN" "module.dtd">
 <script:module xmlns:script="http://openoffice.org/2000/script" script:name="Module1" script:language="StarBasic">
 Sub BenchmaxServe(inDir As String, outDir As String)
@@ -60,12 +63,9 @@ export function serveMacroUrl(inDir: string, outDir: string): string {
 /** Whether a folder can be named in the macro's URL. */
 export const servePathOk = (p: string): boolean => !/[",()\n]/.test(p);
 
-/** Install the macro into a profile folder (a standby's own copy of the profile template). */
+/** Install the macro into a profile folder (a standby's own copy of the profile template; the jail copies it). */
 export function installServeMacro(profile: string): void {
-  const dir = join(profile, "user", "basic", "Standard");
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, "Module1.xba"), MODULE);
+  const file = join(profile, SERVE_MODULE_PATH);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, SERVE_MODULE);
 }
-
-/** The macro's module file, for the jail to copy into its profile (`jailScript`). */
-export const SERVE_MODULE = MODULE;

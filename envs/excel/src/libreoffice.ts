@@ -189,8 +189,6 @@ const SUSPECT_FLOOR_MS = 300;
 const STANDBY_MIN_FILES = 6;
 /** How long a spare LibreOffice waits unused for the next batch before it is stopped (ms). */
 const SPARE_IDLE_MS = 60_000;
-/** The most a spare may run: its idle time and then one batch (its backstop; each file keeps its own limit). */
-const SPARE_MAX_MS = SPARE_IDLE_MS;
 
 const PREFIX = "benchmax-lo-";
 
@@ -244,7 +242,8 @@ export class LibreOfficeRecalc {
   helpers = 0;
   /** Files handed to batches' standby processes (for tests and benchmarks). */
   standbyFiles = 0;
-  private readonly standby: boolean;
+  /** Whether a batch can take a spare: run from its middle, big enough, and a macro URL that can name the folders. */
+  private readonly sparesUseful: boolean;
   /** A LibreOffice started ahead, idle until a batch hands it files (`standby`), and when it is stopped unused. */
   private spare: Conversion | undefined;
   private spareIdle: NodeJS.Timeout | undefined;
@@ -272,7 +271,6 @@ export class LibreOfficeRecalc {
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.stallMs = Math.max(POLL_MS, options.stallMs ?? 10_000);
     this.middle = options.middle ?? true;
-    this.standby = options.standby ?? true;
     this.batchSize = Math.max(1, options.batchSize ?? 64);
     this.windowMs = Math.max(0, options.batchWindowMs ?? 20);
     this.memoryMb = options.memoryMb ?? 2048;
@@ -296,6 +294,11 @@ export class LibreOfficeRecalc {
         );
       }
     }
+    this.sparesUseful =
+      (options.standby ?? true) &&
+      this.middle &&
+      this.batchSize >= STANDBY_MIN_FILES &&
+      (this.jailed || servePathOk(tmpdir()));
     removeStale();
   }
 
@@ -441,8 +444,8 @@ export class LibreOfficeRecalc {
       for (const p of procs) {
         for (const [i, out] of await p.poll()) settle(i, (q) => q.resolve(out));
       }
-      // a standby not handed a file yet: only whether it is ready
-      if (standby && !procs.includes(standby)) await standby.poll();
+      // a standby not handed a file yet: only whether it is ready (until it is)
+      if (standby && !standby.ready && !procs.includes(standby)) await standby.poll();
       if (done) return;
       // the helper has started converting (or is gone): the held processes go on
       if (held.length && helper && (helper.pos > 0 || helper.ended)) unhold();
@@ -621,11 +624,6 @@ export class LibreOfficeRecalc {
       // the next such batch finds a spare ready (started here, off this batch's way), or the one it gave back
       if (wantStandby) this.startSpare();
     }
-  }
-
-  /** Whether a batch can take a spare: run from its middle, big enough, and a macro URL that can name the folders. */
-  private get sparesUseful(): boolean {
-    return this.standby && this.middle && this.batchSize >= STANDBY_MIN_FILES && (this.jailed || servePathOk(tmpdir()));
   }
 
   /** The spare, if one is running, taken for a batch (no longer idle: its idle limit stops). */
@@ -841,7 +839,8 @@ export class LibreOfficeRecalc {
           // a backstop only: each file's own limit is kept by runBatch
           run = await runGroup(
             argv,
-            serve ? SPARE_MAX_MS + this.timeoutMs * (this.batchSize + 1) : this.timeoutMs * (order.length + 1),
+            // a spare's: its idle time, then one batch
+            serve ? SPARE_IDLE_MS + this.timeoutMs * (this.batchSize + 1) : this.timeoutMs * (order.length + 1),
             (p) => {
               pid = p;
               // a spare counts once it converts (`feed`)
