@@ -3,12 +3,13 @@
  * `--convert-to` process is handed its files when it starts, so a file that every process of a batch is held from
  * (two hung files around it) used to wait for a helper's whole start-up (about half a second). The standby is a
  * spare started ahead (with the first model-written file, and after a batch that used one). It runs the Basic macro
- * below from its own profile copy (application Basic, which the profile's `DisableMacrosExecution` leaves on: that
- * setting and `MacroSecurityLevel` 3 keep the workbooks' own macros off), and converts `x1.xlsx`, `x2.xlsx`, … as each
- * appears in its input folder, one at a time, the way `--convert-to` does: loaded hidden, saved with the "Calc MS
- * Excel 2007 XML" filter (every part of the file as `--convert-to` writes it but its save time, checked in
- * libreoffice-hang.test.ts). Each output is written under a dot name and renamed into place. The host hands the next
- * file only once the last one is out, so the jail never holds more than the file being converted.
+ * below from its own profile copy (application Basic, started from the command line, which the profile's
+ * `DisableMacrosExecution` and `MacroSecurityLevel` 3, set for the workbooks' own macros, do not stop), and converts
+ * `x1.xlsx`, `x2.xlsx`, … as each appears in its input folder, one at a time, the way `--convert-to` does: loaded
+ * hidden, saved with the "Calc MS Excel 2007 XML" filter (every part of the file as `--convert-to` writes it but its
+ * save time, checked in libreoffice-hang.test.ts). Each output is written under a dot name and renamed into place.
+ * The host hands the next file only once the last one is out, so the jail never holds more than the file being
+ * converted.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
