@@ -31,6 +31,10 @@ if (!(PAIRED_ROUNDS >= 1))
   throw new Error(`BENCH_PAIRED_ROUNDS must be 1 or more (got ${process.env.BENCH_PAIRED_ROUNDS})`);
 const TOKEN = "bench-token";
 const SCRAPE_MS = Number(process.env.BENCH_SCRAPE_MS ?? 1000);
+// BENCH_RECORD_PARTS=1: where the recorded server's time per rollout goes, timed in place in the recorded server (one
+// call in 64 of each part, times 64; every write): the line's encoding (PendingLines.add), the series, the run's
+// aggregates and the batch writes. Off by default: each wrapper adds a call to the measured server.
+const PARTS = process.env.BENCH_RECORD_PARTS === "1";
 
 async function child(recordDir) {
   const { serveEnv } = await import("@benchmax/server");
@@ -58,25 +62,40 @@ async function child(recordDir) {
   // the time the recorder spends on the dashboard's series (their update as each rollout is added, and their
   // checkpoint): summed here, so its share of the recorded server's CPU per episode is read in the same run. Every
   // checkpoint is timed; one update in 64 (times 64), so the clock reads cost the measured server next to nothing.
-  let seriesMs = 0;
-  const keeper = s.recorder?.keeper;
-  if (keeper) {
-    for (const [m, every] of [
-      ["add", 64],
-      ["save", 1],
-    ]) {
-      const f = keeper[m].bind(keeper);
-      let k = 0;
-      keeper[m] = (...args) => {
-        if (++k % every !== 0) return f(...args);
-        const t = performance.now();
-        try {
-          return f(...args);
-        } finally {
-          seriesMs += every * (performance.now() - t);
-        }
-      };
+  // With BENCH_RECORD_PARTS=1, the recorder's other parts are timed the same way (see `PARTS`).
+  const rec = s.recorder;
+  const timed = {};
+  if (rec) {
+    timeEvery("series", rec.keeper, "add", 64);
+    timeEvery("seriesSave", rec.keeper, "save", 1);
+    if (PARTS) {
+      // private members of RolloutRecorder, read here only: the line's encoding, the run's aggregates, and each
+      // batch's write (the file, then the feed's events to the follower)
+      timeEvery("encode", rec.pending, "add", 64);
+      timeEvery("aggregates", rec.agg, "add", 64);
+      timeEvery("write", rec, "write", 1);
     }
+  }
+  /**
+   * Time one call of `obj[method]` in `every` (counted `every` times) into `timed[name]`: the sum (ms) and each timed
+   * call (µs). A plain two-argument wrapper: a generic `(...args) => f(...args)` over a bound method (a rest array and
+   * a spread call per call) cost more in place than the parts it timed.
+   */
+  function timeEvery(name, obj, method, every) {
+    const f = obj[method];
+    const t = (timed[name] = { ms: 0, calls: [] });
+    let k = 0;
+    obj[method] = function (a, b) {
+      if (++k % every !== 0) return f.call(this, a, b);
+      const t0 = performance.now();
+      try {
+        return f.call(this, a, b);
+      } finally {
+        const d = performance.now() - t0;
+        t.ms += every * d;
+        if (t.calls.length < 100_000) t.calls.push(1000 * d);
+      }
+    };
   }
   process.send?.({ port: s.port });
   process.on("message", async (m) => {
@@ -94,7 +113,13 @@ async function child(recordDir) {
         // the dashboard's series kept as rollouts are written, and their checkpoint (watch-series.json)
         seriesSaves: s.recorder?.keeper.saves ?? 0,
         seriesSaveMs: s.recorder?.keeper.lastSaveMs ?? 0,
-        seriesMs,
+        seriesMs: (timed.series?.ms ?? 0) + (timed.seriesSave?.ms ?? 0),
+        parts: Object.fromEntries(
+          Object.entries(timed).map(([k, v]) => {
+            const xs = v.calls.sort((x, y) => x - y);
+            return [k, { ms: v.ms, p50: xs[xs.length >> 1] ?? 0 }];
+          }),
+        ),
       });
     }
   });
@@ -297,6 +322,16 @@ async function main() {
     // the series' own time per recorded rollout, against the recorded server's CPU per episode (side by side)
     const seriesUs = (rec.seriesMs * 1000) / Math.max(1, rec.written);
     const seriesShare = seriesUs / med(pb.map((x) => x.cpuPerEpisode));
+    // BENCH_RECORD_PARTS: each part's time per recorded rollout (its sampled sum over every rollout written), and the
+    // median timed call (per rollout; for a write, per batch)
+    const parts = PARTS
+      ? `; in place, per rollout (median call in brackets): ${Object.entries(rec.parts)
+          .map(
+            ([k, v]) =>
+              `${k} ${((v.ms * 1000) / Math.max(1, rec.written)).toFixed(2)} µs (${v.p50.toFixed(2)} µs${k === "write" ? " a batch" : k === "seriesSave" ? " a save" : ""})`,
+          )
+          .join(", ")}`
+      : "";
     const load1 = `${loadAtStart} at the start, ${loadavg()[0].toFixed(1)} at the end (${cpus().length} CPUs)`;
     const how = `median of ${ROUNDS} alternating rounds of ${MEASURE_MS} ms, ${CONCURRENCY} clients, after ${WARMUP_EPISODES} warm-up episodes on each server (${WARMUP_MS} ms at most); ratio: median of the per-round ratios; load average ${load1}`;
     const note = `episodes/s: ${how}; ${lines} lines recorded (${rec.written} written, ${rec.dropped} dropped; the dashboard's series kept as they were written and saved to watch-series.json ${rec.seriesSaves} times, the last in ${rec.seriesSaveMs.toFixed(1)} ms: ${seriesUs.toFixed(1)} µs per rollout in all, ${(100 * seriesShare).toFixed(2)} % of the recorded server's CPU per episode); from its warm-up on, /metrics scraped ${scrapes} times and ${events} rollouts followed on the feed`;
@@ -332,7 +367,7 @@ async function main() {
               value: Number(med(pa.map((x) => x.cpuPerEpisode)).toFixed(1)),
             },
             ratio: Number(cpuRatio.toFixed(3)),
-            note: `process.cpuUsage() in each server process around each round, read once its recorder has written what it queued; median of ${PAIRED_ROUNDS} side-by-side rounds of ${MEASURE_MS} ms (both servers at once, ${CONCURRENCY} clients each); ratio: median of the per-round ratios (the alternating rounds above gave ${cpuRatioAlternating.toFixed(3)}); load average ${load1}`,
+            note: `process.cpuUsage() in each server process around each round, read once its recorder has written what it queued; median of ${PAIRED_ROUNDS} side-by-side rounds of ${MEASURE_MS} ms (both servers at once, ${CONCURRENCY} clients each); ratio: median of the per-round ratios (the alternating rounds above gave ${cpuRatioAlternating.toFixed(3)}); load average ${load1}${parts}`,
           },
         ],
       }),
