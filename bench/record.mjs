@@ -78,8 +78,9 @@ async function child(recordDir) {
   }
   /**
    * Time one call of `obj[method]` in `every` (counted `every` times) into `timed[name]`: the sum (ms) and each timed
-   * call (µs). A plain two-argument wrapper: a generic `(...args) => f(...args)` over a bound method (a rest array and
-   * a spread call per call) cost more in place than the parts it timed.
+   * call (µs). A plain two-argument wrapper: the generic `(...args) => f(...args)` over a bound method this replaces (a
+   * rest array and a spread call per call), timed from outside in place, added about 1.1 µs to the median series
+   * update (0.85 µs without it).
    */
   function timeEvery(name, obj, method, every) {
     const f = obj[method];
