@@ -270,6 +270,10 @@ export function createExcelEnv(options: EnvOptions = {}): Env<ExcelTask> {
       const cases = scored.get(rolloutId);
       return cases && explainCases(cases);
     },
+    // the spare LibreOffice, if one idles, goes with the env (else it idles up to a minute after)
+    async close() {
+      await lo?.close();
+    },
     rewardWeights: { pass: 1, soft: 0 },
     // the reward reads the final workbook: eval and serve --record keep it, and rescore puts it back
     rewardReads: "state",

@@ -4,7 +4,7 @@
  * spin. The hung file is cut without re-running the batch and scores 0 with a readable reason; the victims score 1
  * within twice their time alone (measured in the same run).
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -19,6 +19,16 @@ if (!soffice) console.warn("[env-excel] skipping the LibreOffice hang tests: sof
 
 const dir = mkdtempSync(join(tmpdir(), "excel-lo-hang-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** This process's spare LibreOffice folders (`benchmax-lo-<pid>-spare-…`), each there until its spare has exited. */
+const spareDirs = () => readdirSync(tmpdir()).filter((n) => n.startsWith(`benchmax-lo-${process.pid}-spare-`));
+
+/** Close `lo`: its spare (one idles after every batch here) has exited and left no folder. */
+async function closed(lo: LibreOfficeRecalc): Promise<void> {
+  expect(lo.spares).toBeGreaterThan(0);
+  await lo.close();
+  expect(spareDirs()).toEqual([]);
+}
 
 /** A workbook LibreOffice spins on for minutes (20,000 formulas over a million rows each, none cached). */
 function hangBook(): Buffer {
@@ -79,6 +89,7 @@ describe.skipIf(!soffice)("a hanging workbook in a LibreOffice batch", () => {
     // cut once at its own limit, never re-run serially with its batch
     expect(hung!.ms).toBeLessThan(timeoutMs + 20_000);
     expect(lo.running.size).toBe(0);
+    await closed(lo);
   }, 300_000);
 
   /**
@@ -140,6 +151,7 @@ describe.skipIf(!soffice)("a hanging workbook in a LibreOffice batch", () => {
     expect(lo.running.size).toBe(0);
     // one batch of every file: forward, reverse and middle (helpers aside; a standby is not counted here)
     expect(lo.processes - processesBefore - (lo.helpers - helpersBefore)).toBe(3);
+    await closed(lo);
     return { victims, alone, helpers: lo.helpers - helpersBefore, standbyFiles: lo.standbyFiles - standbyBefore };
   }
 

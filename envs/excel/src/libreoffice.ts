@@ -101,9 +101,9 @@ export interface LibreOfficeOptions {
   /**
    * Whether a batch of model-written files run from its middle too (`middle`), of STANDBY_MIN_FILES or more, takes a
    * spare LibreOffice as its standby (default true): one that takes files once started (libreoffice-serve.ts), started
-   * with the first model-written file and after each batch that used one, stopped after SPARE_IDLE_MS unused. Files
-   * that a lost or suspected process had yet to reach, none on them, are handed to it one at a time, so a file two hung
-   * files hold from every process waits no LibreOffice start.
+   * with the first model-written file and after each batch that used one, stopped after SPARE_IDLE_MS unused or on
+   * `close`. Files that a lost or suspected process had yet to reach, none on them, are handed to it one at a time, so
+   * a file two hung files hold from every process waits no LibreOffice start.
    */
   standby?: boolean;
   /** Most files converted by one soffice process (default 64). */
@@ -242,12 +242,17 @@ export class LibreOfficeRecalc {
   helpers = 0;
   /** Files handed to batches' standby processes (for tests and benchmarks). */
   standbyFiles = 0;
-  /** Whether a batch can take a spare: run from its middle, big enough, and a macro URL that can name the folders. */
-  private readonly sparesUseful: boolean;
+  /**
+   * Whether a batch can take a spare: run from its middle, big enough, and a macro URL that can name the folders; no
+   * longer once closed (`close`).
+   */
+  private sparesUseful: boolean;
   /** A LibreOffice started ahead, idle until a batch hands it files (`standby`), and when it is stopped unused. */
   private spare: Conversion | undefined;
   private spareIdle: NodeJS.Timeout | undefined;
   private spareStarted = false;
+  /** Per spare started and not yet gone: settles once it has exited and its folder is removed (`close` waits). */
+  private readonly sparesGone = new Set<Promise<void>>();
   private readonly maxSuspects: number;
   private readonly windowMs: number;
   private readonly memoryMb: number;
@@ -626,6 +631,17 @@ export class LibreOfficeRecalc {
     }
   }
 
+  /**
+   * Stop the spare LibreOffice, if one idles, and start none again (the env's `close`): it would otherwise idle up
+   * to SPARE_IDLE_MS after its env is gone. Conversions still run, in their own processes. Resolves once every spare
+   * has exited and its folder is removed: one a running batch holds as its standby stops with that batch.
+   */
+  async close(): Promise<void> {
+    this.sparesUseful = false;
+    this.takeSpare()?.stop();
+    await Promise.all(this.sparesGone);
+  }
+
   /** The spare, if one is running, taken for a batch (no longer idle: its idle limit stops). */
   private takeSpare(): Conversion | undefined {
     const s = this.spare;
@@ -634,11 +650,13 @@ export class LibreOfficeRecalc {
     return s && !s.stopped && !s.ended ? s : undefined;
   }
 
-  /** Keep `s` as the spare (a new one, or one a batch did not use), stopped after SPARE_IDLE_MS unused. */
+  /**
+   * Keep `s` as the spare (a new one, or one a batch did not use), stopped after SPARE_IDLE_MS unused; stopped at
+   * once when another is kept or once closed. A stopped spare's folder is removed when it exits (`startSpare`).
+   */
   private keepSpare(s: Conversion): void {
-    if (this.spare && this.spare !== s) {
+    if (!this.sparesUseful || (this.spare && this.spare !== s)) {
       s.stop();
-      void s.cleanup();
       return;
     }
     this.spare = s;
@@ -647,20 +665,22 @@ export class LibreOfficeRecalc {
       if (this.spare !== s) return;
       this.spare = undefined;
       s.stop();
-      void s.cleanup();
     }, SPARE_IDLE_MS);
     this.spareIdle.unref();
   }
 
-  /** Start a spare if none runs: a LibreOffice that takes files once started (libreoffice-serve.ts). */
+  /** Start a spare if none runs (and not closed): a LibreOffice that takes files once started (libreoffice-serve.ts). */
   private startSpare(): void {
-    if (this.spare && !this.spare.stopped && !this.spare.ended) return;
+    if (!this.sparesUseful || (this.spare && !this.spare.stopped && !this.spare.ended)) return;
     const s = this.startConversion([], [], true);
     // one that exits on its own (a failed start) is not kept
-    void s.finished.then(() => {
-      if (this.spare === s) this.spare = undefined;
-      return s.cleanup();
-    });
+    const gone: Promise<void> = s.finished
+      .then(() => {
+        if (this.spare === s) this.spare = undefined;
+        return s.cleanup();
+      })
+      .finally(() => this.sparesGone.delete(gone));
+    this.sparesGone.add(gone);
     this.keepSpare(s);
   }
 
