@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { findSoffice, LibreOfficeRecalc, OutputRecalcError } from "./libreoffice.js";
-import { rawSheetXlsx } from "./raw-xlsx.js";
+import { rawSheetXlsx, zipFiles } from "./raw-xlsx.js";
 import { scoreOneCase } from "./reward.js";
 import { XlsxValues } from "./xlsx-values.js";
 import { ZipReader } from "./zip.js";
@@ -93,10 +93,11 @@ describe.skipIf(!soffice)("a hanging workbook in a LibreOffice batch", () => {
   }, 300_000);
 
   /**
-   * Victims and hung files in one batch (`layout`: true for a hung file), then the same victims alone in one batch;
-   * each victim's time with the hung files and alone, the hung files' outcomes, and the helpers started.
+   * Victims and hung files in one batch (`layout`: `v` a victim, `H` a hung file, `X` a zip that LibreOffice writes
+   * nothing for), after the same victims alone in one batch; each victim's time with the hung files and alone, the
+   * hung files' outcomes, the `X` files' results, and the helpers started.
    */
-  async function twoHung(layout: boolean[], stallMs = 3000) {
+  async function twoHung(layout: string, stallMs = 3000) {
     const timeoutMs = 25_000;
     const lo = new LibreOfficeRecalc({
       soffice: soffice!,
@@ -113,7 +114,7 @@ describe.skipIf(!soffice)("a hanging workbook in a LibreOffice batch", () => {
         (e: Error) => ({ ok: false as const, e, ms: performance.now() - s }),
       );
     };
-    const nVictims = layout.filter((h) => !h).length;
+    const nVictims = [...layout].filter((c) => c === "v").length;
     const ks = Array.from({ length: nVictims }, (_, i) => i + 1);
     await lo.recalc(victim(0)); // the profile
     // the same victims alone: one batch, as with the hung files but without them
@@ -126,11 +127,14 @@ describe.skipIf(!soffice)("a hanging workbook in a LibreOffice batch", () => {
     const standbyBefore = lo.standbyFiles;
     const processesBefore = lo.processes;
     let k = 0;
-    const runs = await Promise.all(layout.map((hung) => timed(lo.recalc(hung ? hangBook() : victim(++k)))));
-    const victims = runs.filter((_, i) => !layout[i]);
-    const hung = runs.filter((_, i) => layout[i]);
+    const file = (c: string) =>
+      c === "H" ? hangBook() : c === "X" ? zipFiles([["a.txt", "not a workbook"]]) : victim(++k);
+    const runs = await Promise.all([...layout].map((c) => timed(lo.recalc(file(c)))));
+    const victims = runs.filter((_, i) => layout[i] === "v");
+    const hung = runs.filter((_, i) => layout[i] === "H");
+    const others = runs.filter((_, i) => layout[i] === "X");
     console.info(
-      `[env-excel] two hung files in a batch (${layout.map((h) => (h ? "H" : "v")).join("")}): victims ${victims.map((v) => (v.ms / 1000).toFixed(1)).join("/")} s vs ${alone.map((v) => (v.ms / 1000).toFixed(1)).join("/")} s alone; hung ${hung.map((h) => (h.ms / 1000).toFixed(1)).join("/")} s; ${lo.helpers - helpersBefore} helper(s)`,
+      `[env-excel] two hung files in a batch (${layout}): victims ${victims.map((v) => (v.ms / 1000).toFixed(1)).join("/")} s vs ${alone.map((v) => (v.ms / 1000).toFixed(1)).join("/")} s alone; hung ${hung.map((h) => (h.ms / 1000).toFixed(1)).join("/")} s; ${lo.helpers - helpersBefore} helper(s)`,
     );
     victims.forEach((v, i) => {
       expect(v.ok, String((v as { e?: Error }).e)).toBe(true);
@@ -150,14 +154,21 @@ describe.skipIf(!soffice)("a hanging workbook in a LibreOffice batch", () => {
     }
     expect(lo.running.size).toBe(0);
     // one batch of every file: forward, reverse and middle (helpers aside; a standby is not counted here)
-    expect(lo.processes - processesBefore - (lo.helpers - helpersBefore)).toBe(3);
+    // (an X file the batch could not convert may end in a batch of its own)
+    if (!layout.includes("X")) expect(lo.processes - processesBefore - (lo.helpers - helpersBefore)).toBe(3);
     await closed(lo);
-    return { victims, alone, helpers: lo.helpers - helpersBefore, standbyFiles: lo.standbyFiles - standbyBefore };
+    return {
+      victims,
+      alone,
+      others,
+      helpers: lo.helpers - helpersBefore,
+      standbyFiles: lo.standbyFiles - standbyBefore,
+    };
   }
 
   it("two hung files hold neither end nor the files between them: every victim within 2× its time alone", async () => {
     // [v1, hang, v2, v3, hang, v4]: each end reaches one hung file; the middle process takes v3 and v2
-    const { victims, alone } = await twoHung([false, true, false, false, true, false]);
+    const { victims, alone } = await twoHung("vHvvHv");
     victims.forEach((v, k) => {
       expect(v.ms, `victim ${k + 1}: ${v.ms.toFixed(0)} ms vs ${alone[k]!.ms.toFixed(0)} ms alone`).toBeLessThan(
         2 * alone[k]!.ms,
@@ -171,10 +182,7 @@ describe.skipIf(!soffice)("a hanging workbook in a LibreOffice batch", () => {
     // started after the victims' batch alone (six files) is this batch's standby: it takes v2 once a process is
     // suspected (or lost), with no LibreOffice start
     const stallMs = 5000;
-    const { victims, alone, standbyFiles } = await twoHung(
-      [false, true, false, false, false, true, false, false],
-      stallMs,
-    );
+    const { victims, alone, standbyFiles } = await twoHung("vHvvvHvv", stallMs);
     expect(standbyFiles).toBeGreaterThanOrEqual(1);
     // the standby's output is --convert-to's (v2 alone went through --convert-to): every part but the save time
     const parts = (b: Buffer) => {
@@ -196,5 +204,23 @@ describe.skipIf(!soffice)("a hanging workbook in a LibreOffice batch", () => {
       held + stallMs,
     );
     for (const [k, v] of victims.entries()) expect(v.ms, `victim ${k + 1}`).toBeLessThan(2 * alone[k]!.ms);
+  }, 300_000);
+
+  it("a file the standby cannot load stops only the standby: it fails as the model's, unhung, and the victims convert", async () => {
+    // [v1, hang, X, v2, v3, hang, v4, v5]: X (a zip holding a text file: the seal lets it by, LibreOffice writes
+    // nothing for it) sits where v2 sat above, so the standby is handed it. Its macro stops on it; the standby is
+    // stopped, and X ends as a file --convert-to writes nothing for, not as a hung one
+    const stallMs = 5000;
+    const { victims, others, standbyFiles } = await twoHung("vHXvvHvv", stallMs);
+    expect(standbyFiles).toBeGreaterThanOrEqual(1);
+    expect(victims).toHaveLength(5);
+    const [x] = others;
+    expect(x!.ok).toBe(false);
+    expect(x!.ok ? undefined : x!.e).toBeInstanceOf(OutputRecalcError);
+    expect(String((x as { e: Error }).e)).toMatch(
+      /LibreOffice could not recalculate the workbook: soffice produced no output file/,
+    );
+    // well before the 25 s time limit a stuck standby would have held it to
+    expect(x!.ms).toBeLessThan(20_000);
   }, 300_000);
 });

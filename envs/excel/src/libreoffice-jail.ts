@@ -25,7 +25,7 @@ import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chownSync, existsSync, mkdirSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { SERVE_MODULE, SERVE_MODULE_PATH, SERVE_READY, serveMacroUrl } from "./libreoffice-serve.js";
+import { SERVE_FAILED, SERVE_MODULE, SERVE_MODULE_PATH, SERVE_READY, serveMacroUrl } from "./libreoffice-serve.js";
 import { LIB_DIRS, q, RootPlan } from "./sandbox/bind-lines.js";
 import { cgroupsReady, JailCgroup } from "./sandbox/cgroup.js";
 import { defaultJailCpus, inGroups, jailAvailable, jailNamespaceFlags } from "./sandbox/jail.js";
@@ -253,13 +253,13 @@ function copyOut(names: string[]): string {
 
 /**
  * A standby's copies: each `x<k>.xlsx` the host put in `$H/in` moves into `/s/i` (read-only, renamed into place once
- * whole), and each output (and the ready mark) in `/s/o` moves to `$H/out` the same way, its input removed with it.
- * LibreOffice writes under dot names, which `x*` does not match.
+ * whole), and each output (and the ready and failed marks) in `/s/o` moves to `$H/out` the same way, its input
+ * removed with it. LibreOffice writes under dot names, which `x*` does not match.
  */
 function serveCopies(): string {
   return [
     `for f in "$H/in/"x*.xlsx; do [ -f "$f" ] || continue; n="\${f##*/}"; cp "$f" "$R/s/i/.$n" && chmod 400 "$R/s/i/.$n" && mv "$R/s/i/.$n" "$R/s/i/$n" && rm -f "$f"; done`,
-    `for f in "$R/s/o/"x*.xlsx "$R/s/o/${SERVE_READY}"; do [ -f "$f" ] && [ ! -L "$f" ] || continue; n="\${f##*/}"; cp "$f" "$H/out/.$n" && mv "$H/out/.$n" "$H/out/$n" && rm -f "$f" "$R/s/i/$n"; done`,
+    `for f in "$R/s/o/"x*.xlsx "$R/s/o/${SERVE_READY}" "$R/s/o/${SERVE_FAILED}"; do [ -f "$f" ] && [ ! -L "$f" ] || continue; n="\${f##*/}"; cp "$f" "$H/out/.$n" && mv "$H/out/.$n" "$H/out/$n" && rm -f "$f" "$R/s/i/$n"; done`,
   ].join("; ");
 }
 

@@ -32,7 +32,14 @@ import {
   sofficeJailAvailable,
   writeProfileSettings,
 } from "./libreoffice-jail.js";
-import { installServeMacro, SERVE_READY, serveMacroUrl, serveName, servePathOk } from "./libreoffice-serve.js";
+import {
+  installServeMacro,
+  SERVE_FAILED,
+  SERVE_READY,
+  serveMacroUrl,
+  serveName,
+  servePathOk,
+} from "./libreoffice-serve.js";
 
 let found: string | null | undefined;
 
@@ -793,6 +800,9 @@ export class LibreOfficeRecalc {
         }
         const have = new Set(listed);
         if (serve && !c.ready && have.has(SERVE_READY)) c.ready = true;
+        // its macro stopped on a file it could not load or save: the file is left to the batch (no output, as from
+        // --convert-to), and the standby goes (it takes no more files)
+        if (serve && !c.stopped && have.has(SERVE_FAILED)) c.stop();
         const got: Array<[number, Buffer]> = [];
         for (let k = 0; k < names.length; k++) {
           const i = order[k]!;
