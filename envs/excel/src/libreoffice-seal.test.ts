@@ -204,6 +204,10 @@ describe.skipIf(!soffice || !jail.ok)("LibreOffice seal", () => {
       } finally {
         await env.close();
       }
+      // the env's close stopped the spare LibreOffice its first model-written file started: none of this process's
+      // spares is left, nor its folder
+      if (mode === "libreoffice")
+        expect(readdirSync(tmpdir()).filter((n) => n.startsWith(`benchmax-lo-${process.pid}-spare-`))).toEqual([]);
     }, 300_000);
   }
 
